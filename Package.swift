@@ -1,0 +1,75 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Dependencies point one way:
+//   cloudnotes (executable) → CloudNotesServer → CloudNotesMediator → CloudNotesStore
+//                                        ↘ CloudNotesTransport     ↘ CloudNotesProtocol
+// The protocol types know no I/O, the store knows no JSON-RPC, the mediator knows no pipes.
+let package = Package(
+    name: "CloudNotes",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "cloudnotes", targets: ["cloudnotes"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Codable messages, error codes and the method registry. No I/O.
+        .target(name: "CloudNotesProtocol"),
+        // JSON-lines framing and the JSON-RPC connection over file descriptors.
+        .target(
+            name: "CloudNotesTransport",
+            dependencies: [
+                "CloudNotesProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The SQLite store: memos, tombstones, change sequence, full-text search.
+        .target(
+            name: "CloudNotesStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // The split view: list, selection and detail, turned into notifications.
+        .target(
+            name: "CloudNotesMediator",
+            dependencies: [
+                "CloudNotesProtocol",
+                "CloudNotesStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The language-server-style session: lifecycle, dispatch, cancellation, progress.
+        .target(
+            name: "CloudNotesServer",
+            dependencies: [
+                "CloudNotesProtocol",
+                "CloudNotesTransport",
+                "CloudNotesMediator",
+                "CloudNotesStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "cloudnotes",
+            dependencies: [
+                "CloudNotesServer",
+                "CloudNotesStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
+        .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport"]),
+        .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore"]),
+        .testTarget(name: "CloudNotesMediatorTests", dependencies: ["CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["CloudNotesProtocol"],
+            resources: []
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

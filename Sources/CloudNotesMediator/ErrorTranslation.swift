@@ -1,0 +1,27 @@
+import CloudNotesProtocol
+import CloudNotesStore
+
+// MARK: - Store errors at the protocol boundary
+
+extension ResponseError {
+    /// The protocol error a client sees for a store error.
+    static func from(_ error: any Error, presenter: MemoPresenter, baseVersion: Int64? = nil) -> ResponseError {
+        switch error {
+        case let error as ResponseError:
+            return error
+        case let error as StoreError:
+            switch error {
+            case .memoNotFound(let id):
+                return MemoID(id).map(ResponseError.memoNotFound) ?? .internalError("bad memo id \(id)")
+            case .versionConflict(let current):
+                return .versionConflict(baseVersion: baseVersion ?? 0, current: presenter.memo(current))
+            case .cancelled:
+                return .cancelled
+            case .writeFailed, .notACloudNotesStore, .newerSchema:
+                return .storeUnavailable(error.description)
+            }
+        default:
+            return .internalError(String(describing: error))
+        }
+    }
+}

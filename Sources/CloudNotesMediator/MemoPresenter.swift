@@ -1,0 +1,60 @@
+import CloudNotesProtocol
+import CloudNotesStore
+import Foundation
+
+// MARK: - Presenter
+
+/// Turns stored memos into what the panes show: dates in the client's locale and time zone, and a
+/// localized placeholder for memos without a title.
+public struct MemoPresenter: Sendable {
+    public let locale: Locale
+    public let timeZone: TimeZone
+    private let dateStyle: Date.FormatStyle
+
+    /// The title shown for a memo whose text has no non-blank line.
+    public let placeholderTitle: String
+
+    public init(locale: Locale = Locale(identifier: "en_US"), timeZone: TimeZone = .gmt) {
+        self.locale = locale
+        self.timeZone = timeZone
+        var style = Date.FormatStyle(date: .long, time: .shortened, locale: locale, timeZone: timeZone)
+        style.calendar = Calendar(identifier: .gregorian)
+        dateStyle = style
+        placeholderTitle = locale.language.languageCode?.identifier == "ko" ? "새로운 메모" : "New Memo"
+    }
+
+    /// A presenter for the `locale` and `timeZone` an `initialize` request names; nil values mean the defaults.
+    public init(localeIdentifier: String?, timeZoneIdentifier: String?) throws(ResponseError) {
+        var zone = TimeZone.gmt
+        if let timeZoneIdentifier {
+            guard let named = TimeZone(identifier: timeZoneIdentifier) else {
+                throw .invalidParams(param: "timeZone", "is not an IANA time zone such as Asia/Seoul")
+            }
+            zone = named
+        }
+        self.init(locale: Locale(identifier: localeIdentifier ?? "en_US"), timeZone: zone)
+    }
+
+    public func displayDate(_ milliseconds: Int64) -> String {
+        Timestamp(milliseconds: milliseconds).date.formatted(dateStyle)
+    }
+
+    public func title(_ stored: String) -> String { stored.isEmpty ? placeholderTitle : stored }
+
+    public func memo(_ stored: StoredMemo) -> Memo {
+        Memo(
+            id: MemoID(stored.id)!, text: stored.text, title: title(stored.title), body: stored.body,
+            createdAt: Timestamp(milliseconds: stored.createdAt), modifiedAt: Timestamp(milliseconds: stored.modifiedAt),
+            version: stored.version, displayDate: displayDate(stored.modifiedAt))
+    }
+
+    public func row(_ listed: ListedMemo) -> MemoRow {
+        MemoRow(
+            id: MemoID(listed.id)!, title: title(listed.title), preview: listed.preview,
+            modifiedAt: Timestamp(milliseconds: listed.modifiedAt), displayDate: displayDate(listed.modifiedAt))
+    }
+
+    public func row(_ stored: StoredMemo) -> MemoRow {
+        row(stored.listed)
+    }
+}

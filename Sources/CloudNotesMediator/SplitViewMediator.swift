@@ -1,0 +1,234 @@
+import CloudNotesProtocol
+import CloudNotesStore
+import Foundation
+
+// MARK: - Split-view mediator
+
+/// The split view without a screen: owns the list (its filter), the selection and the detail pane, turns
+/// the client's intents into store changes, and tells the panes what they show now.
+///
+/// It is an actor whose methods never suspend, so each intent runs whole, without interleaving, and the
+/// notifications it sends describe the state after that intent.
+public actor SplitViewMediator {
+    let store: MemoStore
+    let sink: any NotificationSink
+    let presenter: MemoPresenter
+    let limits: InitializeResult.Limits
+    let clock: @Sendable () -> Int64
+
+    /// The list's search filter; nil shows every memo.
+    var filter: SearchFilter?
+    /// The memo the detail pane shows.
+    var selectedID: String?
+    /// The selection as the client last heard it, so `selection/didChange` is sent only when it changed.
+    var announced = AnnouncedSelection(id: nil, index: nil)
+
+    struct AnnouncedSelection: Equatable {
+        var id: String?
+        var index: Int?
+    }
+
+    public init(
+        store: MemoStore, sink: any NotificationSink, presenter: MemoPresenter, limits: InitializeResult.Limits,
+        clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+    ) {
+        self.store = store
+        self.sink = sink
+        self.presenter = presenter
+        self.limits = limits
+        self.clock = clock
+    }
+
+    // MARK: - Start
+
+    /// Rule 1: select and show the newest memo, or clear the detail when there is none.
+    public func start() throws(ResponseError) {
+        try translatingErrors {
+            if let newest = try store.memo(at: 0, filter: filter) {
+                show(newest)
+            } else {
+                clearSelection()
+            }
+        }
+    }
+
+    // MARK: - Browsing
+
+    public func list(_ request: ListRequest) throws(ResponseError) -> ListResult {
+        let offset = request.offset ?? 0
+        let limit = request.limit ?? ListRequest.defaultLimit
+        guard offset >= 0 else { throw .invalidParams(param: "offset", "must be 0 or more") }
+        guard (1...limits.maxListLimit).contains(limit) else {
+            throw .invalidParams(param: "limit", "must be between 1 and \(limits.maxListLimit)")
+        }
+        return try translatingErrors {
+            ListResult(
+                total: try store.count(filter: filter),
+                rows: try store.page(filter: filter, offset: offset, limit: limit).map(presenter.row))
+        }
+    }
+
+    public func search(_ request: SearchRequest) throws(ResponseError) -> SearchResult {
+        try translatingErrors {
+            filter = SearchFilter(request.query)
+            let total = try store.count(filter: filter)
+            sink.send(ListDidReset(total: total))
+            try announceSelection()
+            let rows = try store.page(filter: filter, offset: 0, limit: ListRequest.defaultLimit)
+            return SearchResult(query: request.query, total: total, rows: rows.map(presenter.row))
+        }
+    }
+
+    // MARK: - Editing
+
+    /// Rule 2: the new memo enters at index 0, selected and shown; an active filter is cleared.
+    public func create(_ request: CreateRequest) throws(ResponseError) -> MemoResult {
+        let text = request.text ?? ""
+        try checkSize(text)
+        return try translatingErrors {
+            try discardBlankSelection()
+            let clearsFilter = filter != nil
+            filter = nil
+            let change = try store.create(text: text, now: clock(), filter: filter)
+            if clearsFilter {
+                sink.send(ListDidReset(total: try store.count(filter: filter)))
+            } else {
+                sink.send(ListDidInsert(index: change.indexAfter ?? 0, row: presenter.row(change.memo)))
+            }
+            selectedID = change.memo.id
+            try announceSelection()
+            let memo = presenter.memo(change.memo)
+            sink.send(DetailDidShow(memo: memo))
+            return MemoResult(memo: memo)
+        }
+    }
+
+    /// Shows a memo; rule 5 discards a blank memo that loses the selection.
+    public func select(_ request: SelectRequest) throws(ResponseError) -> MemoResult {
+        try translatingErrors {
+            let id = request.id.description
+            guard let stored = try store.memo(id: id) else { throw ResponseError.memoNotFound(request.id) }
+            if selectedID != id {
+                try discardBlankSelection()
+                show(stored)
+            }
+            return MemoResult(memo: presenter.memo(stored))
+        }
+    }
+
+    /// Rule 3: the same memo, moved to the top in one `list/didUpdate`, acknowledged after the commit.
+    public func update(_ request: UpdateRequest) throws(ResponseError) -> MemoResult {
+        try checkSize(request.text)
+        return try translatingErrors(baseVersion: request.baseVersion) {
+            let change = try store.update(
+                id: request.id.description, text: request.text, baseVersion: request.baseVersion, now: clock(),
+                filter: filter)
+            if change.changedAnything {
+                announceMove(of: change)
+                try announceSelection()
+            }
+            return MemoResult(memo: presenter.memo(change.memo))
+        }
+    }
+
+    /// Rule 4: a deleted selection moves to the memo now at the same index, or the one above.
+    public func delete(_ request: DeleteRequest) throws(ResponseError) -> DeleteResult {
+        try translatingErrors {
+            guard let change = try store.delete(id: request.id.description, now: clock(), filter: filter) else {
+                throw ResponseError.memoNotFound(request.id)
+            }
+            announceMove(of: change)
+            if selectedID == change.memo.id {
+                selectedID = nil
+                let count = try store.count(filter: filter)
+                let target = min(change.indexBefore ?? 0, count - 1)
+                if target >= 0, let next = try store.memo(at: target, filter: filter) {
+                    show(next)
+                } else {
+                    clearSelection()
+                }
+            } else {
+                try announceSelection()
+            }
+            return DeleteResult(selected: try selectedID.flatMap { try store.memo(id: $0) }.map(presenter.memo))
+        }
+    }
+
+    // MARK: - After an import
+
+    /// The list changed wholesale: reset it, and select the newest memo if nothing was selected.
+    public func didImport() throws(ResponseError) {
+        try translatingErrors {
+            sink.send(ListDidReset(total: try store.count(filter: filter)))
+            if selectedID == nil, let newest = try store.memo(at: 0, filter: nil) {
+                show(newest)
+            } else {
+                try announceSelection()
+            }
+        }
+    }
+
+    // MARK: - Pane updates
+
+    /// Selects `stored` and shows it in the detail pane.
+    func show(_ stored: StoredMemo) {
+        selectedID = stored.id
+        try? announceSelection()
+        sink.send(DetailDidShow(memo: presenter.memo(stored)))
+    }
+
+    func clearSelection() {
+        selectedID = nil
+        try? announceSelection()
+        sink.send(DetailDidClear())
+    }
+
+    /// Tells the list pane where a changed memo went: moved, entered or left the filtered list.
+    func announceMove(of change: ListChange) {
+        switch (change.indexBefore, change.indexAfter) {
+        case let (from?, to?):
+            sink.send(ListDidUpdate(fromIndex: from, toIndex: to, row: presenter.row(change.memo)))
+        case let (from?, nil):
+            sink.send(ListDidRemove(index: from, id: MemoID(change.memo.id)!))
+        case let (nil, to?):
+            sink.send(ListDidInsert(index: to, row: presenter.row(change.memo)))
+        case (nil, nil):
+            break
+        }
+    }
+
+    /// Sends `selection/didChange` when the selected memo or its index is not what the client last heard.
+    func announceSelection() throws {
+        let index = try selectedID.flatMap { try store.index(of: $0, filter: filter) }
+        let now = AnnouncedSelection(id: selectedID, index: index)
+        guard now != announced else { return }
+        announced = now
+        sink.send(SelectionDidChange(id: now.id.flatMap(MemoID.init), index: now.index))
+    }
+
+    /// Rule 5: a selected memo left blank is discarded when the selection moves away from it.
+    func discardBlankSelection() throws {
+        guard let selectedID,
+              let change = try store.delete(id: selectedID, now: clock(), filter: filter, onlyIfBlank: true)
+        else { return }
+        self.selectedID = nil
+        announceMove(of: change)
+    }
+
+    // MARK: - Helpers
+
+    func checkSize(_ text: String) throws(ResponseError) {
+        if text.utf8.count > limits.maxMemoBytes {
+            throw .invalidParams(param: "text", "is longer than the \(limits.maxMemoBytes)-byte limit of a memo")
+        }
+    }
+
+    /// Runs `body`, turning store errors into the protocol errors a client can act on.
+    func translatingErrors<T>(baseVersion: Int64? = nil, _ body: () throws -> T) throws(ResponseError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw ResponseError.from(error, presenter: presenter, baseVersion: baseVersion)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import CloudNotesProtocol
+import CloudNotesStore
+import Foundation
+
+// MARK: - Export
+
+/// Writes every live memo to a JSON file or a folder of Markdown files, never over an existing one
+/// unless asked to.
+public struct MemoExporter: Sendable {
+    let store: MemoStore
+
+    public init(store: MemoStore) { self.store = store }
+
+    /// Exports and returns how many memos were written; `progress` gets (written, total).
+    public func export(
+        _ request: ExportRequest, isCancelled: @Sendable () -> Bool, progress: (Int, Int) -> Void
+    ) throws(ResponseError) -> ExportResult {
+        // Taken literally: a relative path is relative to the server's working directory, nothing is expanded.
+        let url = URL(fileURLWithPath: request.path).standardizedFileURL
+        let overwrite = request.overwrite ?? false
+        do {
+            let total = try store.count(filter: nil)
+            let written: Int
+            switch request.format {
+            case .json:
+                written = try exportJSON(to: url, overwrite: overwrite, total: total, isCancelled: isCancelled, progress: progress)
+            case .markdown:
+                written = try exportMarkdown(to: url, overwrite: overwrite, total: total, isCancelled: isCancelled, progress: progress)
+            }
+            return ExportResult(exported: written, path: url.path)
+        } catch let error as ResponseError {
+            throw error
+        } catch StoreError.cancelled {
+            throw .cancelled
+        } catch {
+            throw .exportFailed((error as NSError).localizedDescription, path: url.path)
+        }
+    }
+
+    private func exportJSON(
+        to url: URL, overwrite: Bool, total: Int, isCancelled: @Sendable () -> Bool, progress: (Int, Int) -> Void
+    ) throws -> Int {
+        if !overwrite, FileManager.default.fileExists(atPath: url.path) {
+            throw ResponseError.exportFailed("the file exists (pass overwrite: true to replace it)", path: url.path)
+        }
+        var entries: [JSONValue] = []
+        try store.forEachMemo { batch in
+            if isCancelled() { throw StoreError.cancelled }
+            for memo in batch {
+                let derived = MemoText(memo.text)
+                let entry = ImportEntry(
+                    title: derived.title, body: derived.body, lastModified: memo.modifiedAt / 1000, text: memo.text)
+                entries.append(entry.json(id: MemoID(memo.id)))
+            }
+            progress(entries.count, total)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(entries)
+        // Written beside the target and moved into place, so a reader never sees half a file.
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        try data.write(to: temporary, options: [.withoutOverwriting])
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        if overwrite {
+            _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
+        } else if link(temporary.path, url.path) != 0 {
+            // link(2) fails rather than replace a file that appeared meanwhile.
+            throw ResponseError.exportFailed(String(cString: strerror(errno)), path: url.path)
+        }
+        return entries.count
+    }
+
+    private func exportMarkdown(
+        to url: URL, overwrite: Bool, total: Int, isCancelled: @Sendable () -> Bool, progress: (Int, Int) -> Void
+    ) throws -> Int {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) {
+            guard overwrite, isFolder.boolValue else {
+                throw ResponseError.exportFailed("the path exists (pass overwrite: true to write into an existing folder)", path: url.path)
+            }
+        } else {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        }
+        var usedNames: Set<String> = []
+        var written = 0
+        try store.forEachMemo { batch in
+            if isCancelled() { throw StoreError.cancelled }
+            for memo in batch {
+                let base = FileName.safe(MemoText(memo.text).title)
+                var name = base + ".md"
+                var counter = 2
+                while usedNames.contains(name.lowercased()) {
+                    name = "\(base) \(counter).md"
+                    counter += 1
+                }
+                usedNames.insert(name.lowercased())
+                let file = url.appendingPathComponent(name)
+                try Data(memo.text.utf8).write(to: file, options: overwrite ? [.atomic] : [.withoutOverwriting])
+                let date = Date(timeIntervalSince1970: Double(memo.modifiedAt) / 1000)
+                try? FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: file.path)
+                written += 1
+            }
+            progress(written, total)
+        }
+        return written
+    }
+}

@@ -1,0 +1,74 @@
+// MARK: - memo/list
+
+/// A page of the current list (the search filter applied), newest first.
+public struct ListRequest: RequestType, Hashable {
+    public static let method = "memo/list"
+    public static let summary = "Returns a page of the current list, newest `modifiedAt` first, the search filter applied."
+    public typealias Response = ListResult
+
+    public static let defaultLimit = 100
+
+    public var offset: Int?
+    public var limit: Int?
+
+    public init(offset: Int? = nil, limit: Int? = nil) {
+        self.offset = offset
+        self.limit = limit
+    }
+
+    public static let schema = Schema.object([
+        .optional("offset", .integer(minimum: 0), "Rows to skip; default 0."),
+        .optional("limit", .integer(minimum: 1), "Rows to return; default 100, at most limits.maxListLimit."),
+    ])
+    public static let example = ListRequest(offset: 0, limit: 50)
+}
+
+public struct ListResult: ResponseType, Hashable {
+    /// The number of rows in the whole (filtered) list.
+    public var total: Int
+    public var rows: [MemoRow]
+    public init(total: Int, rows: [MemoRow]) {
+        self.total = total
+        self.rows = rows
+    }
+    public static let schema = Schema.object([
+        .required("total", .index, "Rows in the whole (filtered) list."),
+        .required("rows", .array(.reference("MemoRow"))),
+    ])
+    public static let example = ListResult(total: 1, rows: [.example])
+}
+
+// MARK: - memo/search
+
+/// Sets the list's filter: memos whose text contains `query`, case-insensitively. An empty query clears it.
+public struct SearchRequest: RequestType, Hashable {
+    public static let method = "memo/search"
+    public static let summary = "Sets the list's search filter (empty clears it) and returns the first page."
+    public typealias Response = SearchResult
+
+    public var query: String
+    public init(query: String) { self.query = query }
+
+    public static let schema = Schema.object([
+        .required("query", .string(), "A substring to find, case-insensitively; empty clears the filter."),
+    ])
+    public static let example = SearchRequest(query: "milk")
+}
+
+public struct SearchResult: ResponseType, Hashable {
+    public var query: String
+    public var total: Int
+    /// The first page of the filtered list (`memo/list` with no params).
+    public var rows: [MemoRow]
+    public init(query: String, total: Int, rows: [MemoRow]) {
+        self.query = query
+        self.total = total
+        self.rows = rows
+    }
+    public static let schema = Schema.object([
+        .required("query", .string()),
+        .required("total", .index),
+        .required("rows", .array(.reference("MemoRow")), "The first page, as memo/list with no params."),
+    ])
+    public static let example = SearchResult(query: "milk", total: 1, rows: [.example])
+}

@@ -1,0 +1,95 @@
+// MARK: - Results
+
+/// The memo a request acted on, as the store now holds it.
+public struct MemoResult: ResponseType, Hashable {
+    public var memo: Memo
+    public init(memo: Memo) { self.memo = memo }
+    public static let schema = Schema.object([.required("memo", .reference("Memo"))])
+    public static let example = MemoResult(memo: .example)
+}
+
+// MARK: - memo/create
+
+/// Creates a memo at the top of the list and selects it.
+public struct CreateRequest: RequestType, Hashable {
+    public static let method = "memo/create"
+    public static let summary = "Creates a memo at index 0, selects it and shows it; clears an active search filter."
+    public typealias Response = MemoResult
+
+    public var text: String?
+    public init(text: String? = nil) { self.text = text }
+
+    public static let schema = Schema.object([.optional("text", .string(), "The initial text; default empty.")])
+    public static let example = CreateRequest(text: "Shopping\nmilk\neggs")
+}
+
+// MARK: - memo/select
+
+/// Selects a memo and shows it in the detail pane.
+public struct SelectRequest: RequestType, Hashable {
+    public static let method = "memo/select"
+    public static let summary = "Selects a memo and shows it in the detail pane."
+    public typealias Response = MemoResult
+
+    public var id: MemoID
+    public init(id: MemoID) { self.id = id }
+
+    public static let schema = Schema.object([.required("id", .memoID)])
+    public static let example = SelectRequest(id: Memo.example.id)
+}
+
+// MARK: - memo/update
+
+/// Replaces a memo's text; with `baseVersion`, only if nobody changed it since.
+public struct UpdateRequest: RequestType, Hashable {
+    public static let method = "memo/update"
+    public static let summary = "Replaces a memo's text and moves it to index 0; refused with a conflict when `baseVersion` is stale."
+    public typealias Response = MemoResult
+
+    public var id: MemoID
+    public var text: String
+    /// The version the client's text was based on.
+    public var baseVersion: Int64?
+
+    public init(id: MemoID, text: String, baseVersion: Int64? = nil) {
+        self.id = id
+        self.text = text
+        self.baseVersion = baseVersion
+    }
+
+    public static let schema = Schema.object([
+        .required("id", .memoID),
+        .required("text", .string(), "The new full text."),
+        .optional("baseVersion", .integer(minimum: 1), "The version this text was based on; a different current version is a conflict."),
+    ])
+    public static let example = UpdateRequest(id: Memo.example.id, text: "Shopping\nmilk\neggs\nbread", baseVersion: 1)
+}
+
+// MARK: - memo/delete
+
+/// Deletes a memo (leaving a tombstone) and moves the selection as the split view does.
+public struct DeleteRequest: RequestType, Hashable {
+    public static let method = "memo/delete"
+    public static let summary = "Deletes a memo; a deleted selection moves to the memo now at the same index, or the one above."
+    public typealias Response = DeleteResult
+
+    public var id: MemoID
+    public init(id: MemoID) { self.id = id }
+
+    public static let schema = Schema.object([.required("id", .memoID)])
+    public static let example = DeleteRequest(id: Memo.example.id)
+}
+
+public struct DeleteResult: ResponseType, Hashable {
+    /// The memo selected after the delete, or nil when nothing is.
+    public var selected: Memo?
+    public init(selected: Memo?) { self.selected = selected }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(selected, forKey: .selected)  // null, not absent, when nothing is selected
+    }
+
+    public static let schema = Schema.object([.required("selected", .nullable(.reference("Memo")))])
+    public static let example = DeleteResult(selected: nil)
+}

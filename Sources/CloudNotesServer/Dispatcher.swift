@@ -1,0 +1,170 @@
+import CloudNotesMediator
+import CloudNotesProtocol
+import CloudNotesStore
+import CloudNotesTransport
+import Foundation
+import Logging
+
+// MARK: - Dispatcher
+
+/// Takes the client's messages one at a time, in arrival order, through the LSP lifecycle.
+actor Dispatcher {
+    enum Lifecycle {
+        case waitingForInitialize
+        case running(Session)
+        case shutDown
+    }
+
+    let store: MemoStore
+    let writer: MessageWriter
+    let configuration: ServerConfiguration
+    let cancellations: CancellationRegistry
+    let logger: Logger
+    let handlers = HandlerTable.memoRequests
+
+    var lifecycle = Lifecycle.waitingForInitialize
+    var didStart = false
+    /// Requests running in the background, awaited before `shutdown` is answered and before exiting.
+    var background: [RequestID: Task<Void, Never>] = [:]
+
+    init(store: MemoStore, writer: MessageWriter, configuration: ServerConfiguration, cancellations: CancellationRegistry, logger: Logger) {
+        self.store = store
+        self.writer = writer
+        self.configuration = configuration
+        self.cancellations = cancellations
+        self.logger = logger
+    }
+
+    /// Handles one message; returns an exit code when the message ends the process.
+    func handle(_ message: IncomingMessage) async -> Int32? {
+        switch message {
+        case .ignored:
+            return nil
+        case .invalid(let id, let error):
+            logger.notice("refused a message: \(error.message)")
+            writer.sendError(error, id: id)
+            return nil
+        case .notification(let method, let line):
+            return await handleNotification(method, line: line)
+        case .request(let id, let method, let line):
+            await handleRequest(id: id, method: method, line: line)
+            return nil
+        }
+    }
+
+    // MARK: - Requests
+
+    private func handleRequest(id: RequestID, method: String, line: Data) async {
+        if cancellations.takeCancellation(of: id) {
+            writer.sendError(.cancelled, id: id)
+            return
+        }
+        switch (lifecycle, method) {
+        case (.waitingForInitialize, InitializeRequest.method):
+            initialize(id: id, line: line)
+        case (.waitingForInitialize, _):
+            writer.sendError(.serverNotInitialized, id: id)
+        case (.shutDown, _):
+            writer.sendError(.invalidRequest("the server is shut down; only 'exit' is accepted"), id: id)
+        case (.running, InitializeRequest.method):
+            writer.sendError(.invalidRequest("the server is already initialized"), id: id)
+        case (.running, ShutdownRequest.method):
+            await shutdown(id: id)
+        case (.running(let session), _):
+            guard let handler = handlers[method] else {
+                writer.sendError(.methodNotFound(method), id: id)
+                return
+            }
+            let context = RequestContext(id: id, session: session, writer: writer)
+            switch handler.scheduling {
+            case .ordered:
+                await handler.run(line, context)
+            case .background:
+                startInBackground(handler, line: line, context: context)
+            }
+        }
+    }
+
+    private func startInBackground(_ handler: RequestHandler, line: Data, context: RequestContext) {
+        let id = context.id
+        let cancellations = cancellations
+        let task = Task {
+            await handler.run(line, context)
+            cancellations.finish(id)
+            await self.backgroundDidFinish(id)
+        }
+        background[id] = task
+        cancellations.register(id) { task.cancel() }
+    }
+
+    private func backgroundDidFinish(_ id: RequestID) {
+        background[id] = nil
+    }
+
+    /// Waits for every request running in the background.
+    func drain() async {
+        while let (_, task) = background.first {
+            await task.value
+        }
+    }
+
+    private func initialize(id: RequestID, line: Data) {
+        do throws(ResponseError) {
+            let request = try ParamsDecoding.decode(InitializeRequest.self, from: line)
+            let presenter = try MemoPresenter(localeIdentifier: request.locale, timeZoneIdentifier: request.timeZone)
+            let sink = WriterSink(writer: writer)
+            let mediator = SplitViewMediator(store: store, sink: sink, presenter: presenter, limits: configuration.limits)
+            lifecycle = .running(Session(mediator: mediator, importer: MemoImporter(store: store), exporter: MemoExporter(store: store)))
+            logger.info("initialized by \(request.clientInfo?.name ?? "an unnamed client")")
+            writer.sendResult(
+                InitializeResult(
+                    protocolVersion: ProtocolRegistry.protocolVersion,
+                    serverInfo: .init(name: "cloudnotes", version: configuration.version),
+                    capabilities: ProtocolRegistry.capabilities(limits: configuration.limits)),
+                id: id)
+        } catch {
+            writer.sendError(error, id: id)
+        }
+    }
+
+    private func shutdown(id: RequestID) async {
+        await drain()
+        lifecycle = .shutDown
+        writer.sendResult(VoidResponse(), id: id)
+    }
+
+    // MARK: - Notifications
+
+    private func handleNotification(_ method: String, line: Data) async -> Int32? {
+        switch (lifecycle, method) {
+        case (.shutDown, ExitNotification.method):
+            return 0
+        case (_, ExitNotification.method):
+            return 1
+        case (.running(let session), InitializedNotification.method):
+            guard !didStart else { return nil }
+            didStart = true
+            do {
+                try await session.mediator.start()
+            } catch {
+                logger.error("could not show the first memo: \(error.message)")
+            }
+        default:
+            // Unknown notifications are ignored, as in LSP; `$/cancelRequest` was handled on arrival.
+            if method != CancelRequestNotification.method {
+                logger.debug("ignored the notification \(method)")
+            }
+        }
+        return nil
+    }
+}
+
+// MARK: - Notification sink
+
+/// Delivers the mediator's notifications straight to the client, before the reply being prepared.
+struct WriterSink: NotificationSink {
+    let writer: MessageWriter
+    func send(_ notification: some NotificationType) {
+        writer.sendNotification(notification)
+    }
+}

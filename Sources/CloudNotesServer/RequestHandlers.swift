@@ -1,0 +1,115 @@
+import CloudNotesMediator
+import CloudNotesProtocol
+import CloudNotesStore
+import CloudNotesTransport
+import Foundation
+
+// MARK: - Handler table
+
+/// How a request is scheduled relative to the others (see `Server` for the rules).
+enum Scheduling: Sendable {
+    /// Runs alone, in arrival order, before the next message is looked at.
+    case ordered
+    /// Starts in arrival order, then runs beside later requests; answered when it finishes.
+    case background
+}
+
+/// What a handler gets besides its params.
+struct RequestContext: Sendable {
+    let id: RequestID
+    let session: Session
+    let writer: MessageWriter
+}
+
+/// The parts of the server that exist once `initialize` has been answered.
+struct Session: Sendable {
+    let mediator: SplitViewMediator
+    let importer: MemoImporter
+    let exporter: MemoExporter
+}
+
+/// A request handler with its params and result types erased, so handlers of all requests fit one table.
+struct RequestHandler: Sendable {
+    let scheduling: Scheduling
+    /// Decodes the params from the line, runs, and writes the reply.
+    let run: @Sendable (_ line: Data, _ context: RequestContext) async -> Void
+}
+
+/// The handler of every request method, keyed by method name.
+struct HandlerTable: Sendable {
+    private(set) var handlers: [String: RequestHandler] = [:]
+
+    subscript(method: String) -> RequestHandler? { handlers[method] }
+
+    /// Registers `body` as the handler of `Request`; its result or error becomes the reply.
+    mutating func on<Request: RequestType>(
+        _ type: Request.Type, _ scheduling: Scheduling = .ordered,
+        _ body: @escaping @Sendable (Request, RequestContext) async throws(ResponseError) -> Request.Response
+    ) {
+        handlers[Request.method] = RequestHandler(scheduling: scheduling) { line, context in
+            do throws(ResponseError) {
+                let params = try ParamsDecoding.decode(Request.self, from: line)
+                context.writer.sendResult(try await body(params, context), id: context.id)
+            } catch {
+                context.writer.sendError(error, id: context.id)
+            }
+        }
+    }
+}
+
+extension HandlerTable {
+    /// The handlers of the memo requests; `initialize` and `shutdown` belong to the dispatcher's lifecycle.
+    static var memoRequests: HandlerTable {
+        var table = HandlerTable()
+        table.on(ListRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.list(request) }
+        table.on(SearchRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.search(request) }
+        table.on(CreateRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.create(request) }
+        table.on(SelectRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.select(request) }
+        table.on(UpdateRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.update(request) }
+        table.on(DeleteRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.delete(request) }
+        table.on(ShareRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.share(request) }
+        table.on(ImportRequest.self, .background, importMemos)
+        table.on(ExportRequest.self, .background, exportMemos)
+        return table
+    }
+
+    // MARK: Long requests
+
+    @Sendable static func importMemos(_ request: ImportRequest, _ context: RequestContext) async throws(ResponseError) -> ImportResult {
+        let progress = ProgressReporter(token: request.workDoneToken, writer: context.writer)
+        progress.begin("Importing memos")
+        let importer = context.session.importer
+        let imported = try await blocking { isCancelled throws(ResponseError) in
+            let entries = try importer.entries(of: request)
+            return try importer.store(entries, isCancelled: isCancelled) { done in progress.report(done, of: entries.count) }
+        }
+        // The split view learns of the new memos in its turn, between two interactive requests.
+        try await context.session.mediator.didImport()
+        progress.end("Imported \(imported) memos")
+        return ImportResult(imported: imported)
+    }
+
+    @Sendable static func exportMemos(_ request: ExportRequest, _ context: RequestContext) async throws(ResponseError) -> ExportResult {
+        let progress = ProgressReporter(token: request.workDoneToken, writer: context.writer)
+        progress.begin("Exporting memos")
+        let exporter = context.session.exporter
+        let result = try await blocking { isCancelled throws(ResponseError) in
+            try exporter.export(request, isCancelled: isCancelled) { done, total in progress.report(done, of: total) }
+        }
+        progress.end("Exported \(result.exported) memos")
+        return result
+    }
+
+    /// Runs blocking work off the concurrency pool, keeping its typed error.
+    private static func blocking<T: Sendable>(
+        _ body: @escaping @Sendable (@escaping @Sendable () -> Bool) throws(ResponseError) -> T
+    ) async throws(ResponseError) -> T {
+        do {
+            return try await BlockingWork.run { isCancelled in try body(isCancelled) }
+        } catch let error as ResponseError {
+            throw error
+        } catch {
+            throw Task.isCancelled ? .cancelled : .internalError(String(describing: error))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import CloudNotesProtocol
+import CloudNotesStore
+import CloudNotesTransport
+import Foundation
+import Logging
+
+// MARK: - Configuration
+
+/// The server's fixed settings.
+public struct ServerConfiguration: Sendable {
+    public var version: String
+    public var limits: InitializeResult.Limits
+
+    public static let standard = ServerConfiguration(
+        version: "0.1.0",
+        limits: InitializeResult.Limits(
+            maxMessageBytes: 32 << 20, maxMemoBytes: 16 << 20, maxNestingDepth: 64, maxListLimit: 1000))
+
+    public init(version: String, limits: InitializeResult.Limits) {
+        self.version = version
+        self.limits = limits
+    }
+}
+
+// MARK: - Server
+
+/// A CloudNotes server on a pair of file descriptors: JSON-RPC 2.0, one message per line.
+///
+/// Concurrency rules (which messages may overtake which):
+/// 1. `$/cancelRequest` overtakes everything: the reader thread applies it the moment it arrives.
+/// 2. Every other message is taken in arrival order by one dispatcher. A request that touches the split
+///    view (`memo/list`, `search`, `create`, `select`, `update`, `delete`, `share`) runs to its reply
+///    before the next message is looked at, so its notifications and reply describe the state after it
+///    and before anything later.
+/// 3. `memo/import` and `memo/export` start in order but do their long part in the background; later
+///    requests overtake them. An import's effect on the list reaches the split view as one step taken
+///    between two requests (`list/didReset`), never in the middle of one.
+/// 4. `shutdown` waits for background requests; at end of input, the server finishes them, then exits.
+/// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
+/// actor awaited one message at a time, and everything shared across threads is `Sendable`.
+public final class Server: Sendable {
+    let reader: LineReader
+    let writer: MessageWriter
+    let decoder: MessageDecoder
+    let dispatcher: Dispatcher
+    let cancellations = CancellationRegistry()
+    let logger: Logger
+
+    public init(store: MemoStore, input: Int32, output: Int32, configuration: ServerConfiguration = .standard, logger: Logger) {
+        reader = LineReader(fileDescriptor: input, maxLineBytes: configuration.limits.maxMessageBytes)
+        writer = MessageWriter(fileDescriptor: output)
+        decoder = MessageDecoder(maxNestingDepth: configuration.limits.maxNestingDepth)
+        dispatcher = Dispatcher(store: store, writer: writer, configuration: configuration, cancellations: cancellations, logger: logger)
+        self.logger = logger
+    }
+
+    /// Serves until `exit` or end of input, and returns the process's exit code.
+    public func run() async -> Int32 {
+        let (messages, continuation) = AsyncStream.makeStream(of: IncomingMessage.self)
+        let decoder = decoder
+        let cancellations = cancellations
+        reader.start(
+            onFrame: { frame in
+                let message = decoder.decode(frame)
+                if case .notification(CancelRequestNotification.method, let line) = message {
+                    if let cancel = try? ParamsDecoding.decode(CancelRequestNotification.self, from: line) {
+                        cancellations.cancel(cancel.id)
+                    }
+                    return
+                }
+                continuation.yield(message)
+            },
+            onEnd: { continuation.finish() })
+        for await message in messages {
+            if let code = await dispatcher.handle(message) {
+                logger.info("exit with code \(code)")
+                return code
+            }
+        }
+        logger.info("end of input: finishing background work")
+        await dispatcher.drain()
+        return 0
+    }
+}

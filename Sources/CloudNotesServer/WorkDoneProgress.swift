@@ -1,0 +1,43 @@
+import CloudNotesProtocol
+import CloudNotesTransport
+import Synchronization
+
+// MARK: - Work-done progress
+
+/// Reports LSP `$/progress` for one long request that carried a `workDoneToken`; silent without one.
+final class ProgressReporter: Sendable {
+    private let token: ProgressToken?
+    private let writer: MessageWriter
+    private let lastPercentage = Mutex(-1)
+
+    init(token: ProgressToken?, writer: MessageWriter) {
+        self.token = token
+        self.writer = writer
+    }
+
+    func begin(_ title: String) {
+        send(WorkDoneProgress(kind: .begin, title: title, percentage: 0, cancellable: true))
+    }
+
+    /// Reports `done` of `total`, at most once per whole percent.
+    func report(_ done: Int, of total: Int) {
+        let percentage = total > 0 ? min(100, done * 100 / total) : 100
+        let isNew = lastPercentage.withLock { last in
+            guard percentage > last else { return false }
+            last = percentage
+            return true
+        }
+        if isNew {
+            send(WorkDoneProgress(kind: .report, message: "\(done) of \(total)", percentage: percentage))
+        }
+    }
+
+    func end(_ message: String) {
+        send(WorkDoneProgress(kind: .end, message: message))
+    }
+
+    private func send(_ value: WorkDoneProgress) {
+        guard let token else { return }
+        writer.sendNotification(ProgressNotification(token: token, value: value))
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+
+// MARK: - Changes
+
+/// A committed change to one memo and where it stood in the filtered list before and after.
+public struct ListChange: Sendable {
+    /// The memo as committed (a tombstone after a delete).
+    public var memo: StoredMemo
+    /// Its index in the list under the filter before the change; nil when it was not in the list.
+    public var indexBefore: Int?
+    /// Its index after the change; nil when it is not in the list any more.
+    public var indexAfter: Int?
+    /// False when the change turned out to change nothing (an update with the same text).
+    public var changedAnything: Bool = true
+}
+
+extension MemoStore {
+    /// Creates a memo with `text`.
+    public func create(id: String = UUID().uuidString.lowercased(), text: String, now: Int64, filter: SearchFilter?) throws -> ListChange {
+        try write { db in
+            var memo = StoredMemo(id: id, text: text, createdAt: now, modifiedAt: now, seq: try Self.nextSeq(db))
+            try memo.insert(db)
+            return ListChange(memo: memo, indexBefore: nil, indexAfter: try Self.index(of: memo, filter: filter, db))
+        }
+    }
+
+    /// Replaces the text of memo `id`; with `baseVersion`, only if the memo is still at that version.
+    public func update(id: String, text: String, baseVersion: Int64?, now: Int64, filter: SearchFilter?) throws -> ListChange {
+        try write { db in
+            guard var memo = try Self.liveMemo(id: id, db) else { throw StoreError.memoNotFound(id: id) }
+            if let baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
+            let before = try Self.index(of: memo, filter: filter, db)
+            if memo.text == text {
+                return ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false)
+            }
+            memo.setText(text)
+            // Never backwards: a memo that was edited is at least as new as it was.
+            memo.modifiedAt = max(now, memo.modifiedAt)
+            memo.version += 1
+            memo.seq = try Self.nextSeq(db)
+            try memo.update(db)
+            return ListChange(memo: memo, indexBefore: before, indexAfter: try Self.index(of: memo, filter: filter, db))
+        }
+    }
+
+    /// Deletes memo `id`, leaving a tombstone; with `onlyIfBlank`, only a memo whose text is blank.
+    ///
+    /// Returns nil when `onlyIfBlank` kept the memo.
+    public func delete(id: String, now: Int64, filter: SearchFilter?, onlyIfBlank: Bool = false) throws -> ListChange? {
+        try write { db in
+            guard var memo = try Self.liveMemo(id: id, db) else {
+                if onlyIfBlank { return nil }
+                throw StoreError.memoNotFound(id: id)
+            }
+            if onlyIfBlank, !memo.text.allSatisfy(\.isWhitespace) { return nil }
+            let before = try Self.index(of: memo, filter: filter, db)
+            memo.deleted = true
+            memo.modifiedAt = max(now, memo.modifiedAt)
+            memo.version += 1
+            memo.seq = try Self.nextSeq(db)
+            try memo.update(db)
+            return ListChange(memo: memo, indexBefore: before, indexAfter: nil)
+        }
+    }
+
+    /// A memo to import: its exact text and its timestamp in milliseconds.
+    public struct NewMemo: Sendable {
+        public var text: String
+        public var modifiedAt: Int64
+        public init(text: String, modifiedAt: Int64) {
+            self.text = text
+            self.modifiedAt = modifiedAt
+        }
+    }
+
+    /// Inserts `memos` in one transaction: all of them or, if cancelled or failed, none.
+    ///
+    /// Among memos with the same timestamp the list shows them in the order given.
+    public func importMemos(
+        _ memos: [NewMemo], isCancelled: @Sendable () -> Bool = { false },
+        progress: @Sendable (Int) -> Void = { _ in }
+    ) throws -> Int {
+        try write { db in
+            var seq = try Self.nextSeq(db)
+            // The list shows the highest seq first among equal timestamps: insert the last entry first.
+            for (done, entry) in memos.reversed().enumerated() {
+                if done % 1000 == 0 {
+                    if isCancelled() { throw StoreError.cancelled }
+                    progress(done)
+                }
+                var memo = StoredMemo(
+                    id: UUID().uuidString.lowercased(), text: entry.text, createdAt: entry.modifiedAt,
+                    modifiedAt: entry.modifiedAt, seq: seq)
+                try memo.insert(db)
+                seq += 1
+            }
+            progress(memos.count)
+            return memos.count
+        }
+    }
+
+    /// Runs `body` in a write transaction, turning disk failures into `StoreError.writeFailed`.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try writer.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_FULL: throw StoreError.writeFailed("the disk is full")
+            case .SQLITE_READONLY: throw StoreError.writeFailed("the store is read-only")
+            case .SQLITE_IOERR: throw StoreError.writeFailed("disk I/O error")
+            default: throw StoreError.writeFailed(error.message ?? "\(error.resultCode)")
+            }
+        }
+    }
+}

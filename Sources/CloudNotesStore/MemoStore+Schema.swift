@@ -1,0 +1,52 @@
+import GRDB
+
+// MARK: - Schema migrations
+
+extension MemoStore {
+    /// The store's identity in the SQLite header (`PRAGMA application_id`): "CNot".
+    static let applicationID: Int32 = 0x434E_6F74
+
+    /// The schema, one migration per released version. A shipped migration never changes.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: "PRAGMA application_id = \(applicationID)")
+            try db.create(table: "memo") { t in
+                t.autoIncrementedPrimaryKey("localID")
+                t.column("id", .text).notNull().unique()
+                t.column("text", .text).notNull()
+                t.column("title", .text).notNull()
+                t.column("preview", .text).notNull()
+                t.column("createdAt", .integer).notNull()
+                t.column("modifiedAt", .integer).notNull()
+                t.column("version", .integer).notNull()
+                t.column("seq", .integer).notNull().unique()
+                t.column("deleted", .boolean).notNull().defaults(to: false)
+            }
+            // The list order, over live memos only.
+            try db.execute(sql: """
+                CREATE INDEX memo_order ON memo(modifiedAt DESC, seq DESC) WHERE deleted = 0;
+                CREATE VIEW live_memo AS SELECT localID, text FROM memo WHERE deleted = 0;
+                CREATE VIRTUAL TABLE memo_fts USING fts5(
+                    text, content='live_memo', content_rowid='localID', tokenize='trigram');
+                """)
+            // The index follows the table inside every write transaction, so a search never sees a
+            // stale state, not even after a crash. Tombstones leave the index.
+            try db.execute(sql: """
+                CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo WHEN new.deleted = 0 BEGIN
+                    INSERT INTO memo_fts(rowid, text) VALUES (new.localID, new.text);
+                END;
+                CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo WHEN old.deleted = 0 BEGIN
+                    INSERT INTO memo_fts(memo_fts, rowid, text) VALUES ('delete', old.localID, old.text);
+                END;
+                CREATE TRIGGER memo_fts_update AFTER UPDATE OF text, deleted ON memo BEGIN
+                    INSERT INTO memo_fts(memo_fts, rowid, text)
+                        SELECT 'delete', old.localID, old.text WHERE old.deleted = 0;
+                    INSERT INTO memo_fts(rowid, text)
+                        SELECT new.localID, new.text WHERE new.deleted = 0;
+                END;
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+
+// MARK: - Memo store
+
+/// The CloudNotes database: one SQLite file in WAL mode, owning its schema migrations.
+///
+/// Every change runs in one write transaction that also computes where the memo stood in the list
+/// before and after, so the caller's notifications describe exactly what was committed. A method
+/// that returns has committed (with `synchronous = FULL`, also durably on disk).
+public final class MemoStore: Sendable {
+    let writer: any DatabaseWriter
+    /// The file path, or nil for an in-memory store.
+    public let path: String?
+
+    /// Opens (creating if needed) the store at `path`, refusing files that are not CloudNotes stores.
+    public init(path: String) throws {
+        self.path = path
+        try Self.prepareFile(at: path)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw StoreError.notACloudNotesStore(path: path)
+        }
+        writer = pool
+        try checkIdentity()
+        try Self.migrator.migrate(pool)
+    }
+
+    /// A store in memory, for tests.
+    public init() throws {
+        path = nil
+        writer = try DatabaseQueue()
+        try Self.migrator.migrate(writer)
+    }
+
+    /// Creates the folder (0700) and the file (0600) so that SQLite never creates them world-readable.
+    private static func prepareFile(at path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Refuses a foreign SQLite file or one written by a newer CloudNotes, before any migration touches it.
+    private func checkIdentity() throws {
+        let path = path ?? ":memory:"
+        try writer.read { db in
+            let applicationID: Int32
+            do {
+                applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+                throw StoreError.notACloudNotesStore(path: path)
+            }
+            if applicationID == 0 {
+                let tableCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+                if tableCount > 0 { throw StoreError.notACloudNotesStore(path: path) }
+                return
+            }
+            guard applicationID == Self.applicationID else { throw StoreError.notACloudNotesStore(path: path) }
+            let known = Set(Self.migrator.migrations)
+            let unknown = try Self.migrator.appliedIdentifiers(db).filter { !known.contains($0) }
+            if !unknown.isEmpty { throw StoreError.newerSchema(path: path, unknownMigrations: unknown.sorted()) }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The live memo with `id`, or nil (unknown or deleted).
+    public func memo(id: String) throws -> StoredMemo? {
+        try writer.read { db in try Self.liveMemo(id: id, db) }
+    }
+
+    /// The number of live memos in the list under `filter`.
+    public func count(filter: SearchFilter?) throws -> Int {
+        try writer.read { db in try Self.count(filter: filter, db) }
+    }
+
+    /// Rows `offset..<offset+limit` of the list under `filter`.
+    public func page(filter: SearchFilter?, offset: Int, limit: Int) throws -> [ListedMemo] {
+        try writer.read { db in try Self.page(filter: filter, offset: offset, limit: limit, db) }
+    }
+
+    /// The position of memo `id` in the list under `filter`, or nil when it is not there.
+    public func index(of id: String, filter: SearchFilter?) throws -> Int? {
+        try writer.read { db in
+            guard let memo = try Self.liveMemo(id: id, db) else { return nil }
+            return try Self.index(of: memo, filter: filter, db)
+        }
+    }
+
+    /// The memo at `index` of the list under `filter`.
+    public func memo(at index: Int, filter: SearchFilter?) throws -> StoredMemo? {
+        try writer.read { db in
+            guard let row = try Self.page(filter: filter, offset: index, limit: 1, db).first else { return nil }
+            return try Self.liveMemo(id: row.id, db)
+        }
+    }
+
+    /// Calls `body` with every live memo, newest first, in batches (for export).
+    public func forEachMemo(batchSize: Int = 500, _ body: ([StoredMemo]) throws -> Void) throws {
+        try writer.read { db in
+            let cursor = try StoredMemo.fetchCursor(db, sql: "SELECT * FROM memo WHERE deleted = 0 ORDER BY modifiedAt DESC, seq DESC")
+            var batch: [StoredMemo] = []
+            batch.reserveCapacity(batchSize)
+            while let memo = try cursor.next() {
+                batch.append(memo)
+                if batch.count == batchSize {
+                    try body(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty { try body(batch) }
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.
+    public func integrityCheck() throws -> String {
+        try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "\n") }
+    }
+
+    // MARK: - Queries shared by reads and writes
+
+    static func liveMemo(id: String, _ db: Database) throws -> StoredMemo? {
+        try StoredMemo.filter(StoredMemo.Columns.id == id && StoredMemo.Columns.deleted == false).fetchOne(db)
+    }
+
+    static func count(filter: SearchFilter?, _ db: Database) throws -> Int {
+        var sql: SQL = "SELECT count(*) FROM memo WHERE deleted = 0"
+        if let filter { sql += " AND " + filter.condition }
+        return try SQLRequest<Int>(literal: sql).fetchOne(db) ?? 0
+    }
+
+    static func page(filter: SearchFilter?, offset: Int, limit: Int, _ db: Database) throws -> [ListedMemo] {
+        var sql: SQL = "SELECT id, title, preview, modifiedAt, seq FROM memo WHERE deleted = 0"
+        if let filter { sql += " AND " + filter.condition }
+        sql += " ORDER BY modifiedAt DESC, seq DESC LIMIT \(limit) OFFSET \(offset)"
+        return try SQLRequest<ListedMemo>(literal: sql).fetchAll(db)
+    }
+
+    /// The memo's position under `filter`: how many matching live memos sort before it; nil if it does not match.
+    static func index(of memo: StoredMemo, filter: SearchFilter?, _ db: Database) throws -> Int? {
+        guard !memo.deleted, let localID = memo.localID else { return nil }
+        if let filter {
+            let matches: SQL = "SELECT 1 FROM memo WHERE localID = \(localID) AND " + filter.condition
+            guard try SQLRequest<Int>(literal: matches).fetchOne(db) != nil else { return nil }
+        }
+        var sql: SQL = """
+            SELECT count(*) FROM memo WHERE deleted = 0 \
+            AND (modifiedAt, seq) > (\(memo.modifiedAt), \(memo.seq))
+            """
+        if let filter { sql += " AND " + filter.condition }
+        return try SQLRequest<Int>(literal: sql).fetchOne(db) ?? 0
+    }
+
+    static func nextSeq(_ db: Database) throws -> Int64 {
+        (try Int64.fetchOne(db, sql: "SELECT max(seq) FROM memo") ?? 0) + 1
+    }
+}

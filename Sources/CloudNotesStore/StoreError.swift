@@ -1,0 +1,28 @@
+// MARK: - Store errors
+
+/// Why the store refused to open or to change.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file exists but is not a CloudNotes store; it is left untouched.
+    case notACloudNotesStore(path: String)
+    /// The store was written by a newer CloudNotes whose schema this version does not know.
+    case newerSchema(path: String, unknownMigrations: [String])
+    case memoNotFound(id: String)
+    /// The memo is at `current.version`, not the version the change was based on.
+    case versionConflict(current: StoredMemo)
+    /// The disk or the file refused the write (full, read-only, I/O error).
+    case writeFailed(String)
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .notACloudNotesStore(let path):
+            "\(path) is not a CloudNotes store; it was left untouched"
+        case .newerSchema(let path, let migrations):
+            "\(path) was written by a newer CloudNotes (schema \(migrations.joined(separator: ", "))); upgrade cloudnotes to open it"
+        case .memoNotFound(let id): "no memo with id \(id)"
+        case .versionConflict(let current): "the memo is at version \(current.version)"
+        case .writeFailed(let reason): reason
+        case .cancelled: "cancelled"
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import CloudNotesProtocol
+import Foundation
+
+// MARK: - Incoming messages
+
+/// A line from the client, classified.
+public enum IncomingMessage: Sendable {
+    /// A request; `line` still holds its params, decoded later by the handler that knows their type.
+    case request(id: RequestID, method: String, line: Data)
+    case notification(method: String, line: Data)
+    /// A line that is not a valid request or notification: answer `error`, with `id` if one could be read.
+    case invalid(id: RequestID?, error: ResponseError)
+    /// Nothing to answer (a blank line).
+    case ignored
+}
+
+/// Turns lines into messages, refusing everything JSON-RPC 2.0 does not allow.
+public struct MessageDecoder: Sendable {
+    /// The deepest nesting of arrays and objects accepted; CloudNotes messages need a handful.
+    public let maxNestingDepth: Int
+
+    public init(maxNestingDepth: Int) {
+        self.maxNestingDepth = maxNestingDepth
+    }
+
+    public func decode(_ frame: Frame) -> IncomingMessage {
+        switch frame {
+        case .oversized(let byteCount):
+            return .invalid(id: nil, error: .invalidRequest("the message is \(byteCount) bytes, over the limit"))
+        case .line(let line):
+            return decode(line)
+        }
+    }
+
+    public func decode(_ line: Data) -> IncomingMessage {
+        if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return .ignored }
+        guard String(validating: line, as: UTF8.self) != nil else {
+            return .invalid(id: nil, error: .parseError("the line is not valid UTF-8"))
+        }
+        switch JSONShape.scan(line, maxDepth: maxNestingDepth) {
+        case .tooDeep:
+            return .invalid(id: nil, error: .parseError("JSON nested deeper than \(maxNestingDepth) levels"))
+        case .array:
+            return .invalid(id: nil, error: .invalidRequest("batches (JSON arrays) are not supported; send one message per line"))
+        case .object:
+            break
+        case .other:
+            // Either not JSON at all, or JSON that is not an object: tell them apart for a precise error.
+            if (try? JSONDecoder().decode(JSONValue.self, from: line)) != nil {
+                return .invalid(id: nil, error: .invalidRequest("a message is a JSON object"))
+            }
+            return .invalid(id: nil, error: .parseError("the line is not JSON"))
+        }
+        let envelope: Envelope
+        do {
+            envelope = try JSONDecoder().decode(Envelope.self, from: line)
+        } catch {
+            return .invalid(id: nil, error: .parseError("the line is not JSON"))
+        }
+        return envelope.classify(line: line)
+    }
+}
+
+// MARK: - Envelope
+
+/// The members of a JSON-RPC message other than its params.
+struct Envelope: Decodable {
+    var jsonrpc: JSONValue?
+    var id: JSONValue?
+    var method: JSONValue?
+    var result: JSONValue?
+    var error: JSONValue?
+    var hasID: Bool
+
+    enum CodingKeys: String, CodingKey { case jsonrpc, id, method, result, error }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        jsonrpc = try container.decodeIfPresent(JSONValue.self, forKey: .jsonrpc)
+        hasID = container.contains(.id)
+        id = try container.decodeIfPresent(JSONValue.self, forKey: .id)
+        method = try container.decodeIfPresent(JSONValue.self, forKey: .method)
+        result = try container.decodeIfPresent(JSONValue.self, forKey: .result)
+        error = try container.decodeIfPresent(JSONValue.self, forKey: .error)
+    }
+
+    func classify(line: Data) -> IncomingMessage {
+        // Read the id first, so that every later error can name the request it answers.
+        var requestID: RequestID?
+        if hasID {
+            switch id {
+            case .number(let number) where number.rounded() == number && abs(number) <= 9_007_199_254_740_991:
+                requestID = .number(Int64(number))
+            case .string(let string):
+                requestID = .string(string)
+            default:
+                return .invalid(id: nil, error: .invalidRequest("'id' must be an integer or a string"))
+            }
+        }
+        guard jsonrpc == .string("2.0") else {
+            return .invalid(id: requestID, error: .invalidRequest("'jsonrpc' must be \"2.0\""))
+        }
+        guard let method else {
+            if result != nil || error != nil {
+                return .invalid(id: nil, error: .invalidRequest("the server sends no requests, so it expects no responses"))
+            }
+            return .invalid(id: requestID, error: .invalidRequest("'method' is missing"))
+        }
+        guard case .string(let name) = method else {
+            return .invalid(id: requestID, error: .invalidRequest("'method' must be a string"))
+        }
+        if let requestID { return .request(id: requestID, method: name, line: line) }
+        return .notification(method: name, line: line)
+    }
+}
+
+// MARK: - Nesting
+
+/// A quick look at a line before a JSON parser recurses into it.
+enum JSONShape {
+    case object, array, other, tooDeep
+
+    /// The kind of the top-level value, or `tooDeep` when brackets nest deeper than `maxDepth` outside strings.
+    static func scan(_ line: Data, maxDepth: Int) -> JSONShape {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var first: UInt8?
+        for byte in line {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"):
+                continue
+            case UInt8(ascii: "\""):
+                inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                if depth > maxDepth { return .tooDeep }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            default:
+                break
+            }
+            if first == nil { first = byte }
+        }
+        switch first {
+        case UInt8(ascii: "{"): return .object
+        case UInt8(ascii: "["): return .array
+        default: return .other
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+// MARK: - Line framing
+
+/// What the reader found between two newlines.
+public enum Frame: Sendable {
+    /// One line without its `\n` (and without a `\r` before it).
+    case line(Data)
+    /// A line longer than the limit; its bytes were dropped, the reader carries on at the next line.
+    case oversized(byteCount: Int)
+}
+
+/// Reads `\n`-terminated lines from a file descriptor on a thread of its own.
+///
+/// A dedicated thread keeps blocking `read(2)` off the concurrency pool, and lets lines (such as
+/// `$/cancelRequest`) be seen while earlier requests are still being handled.
+public final class LineReader: Sendable {
+    let fileDescriptor: Int32
+    let maxLineBytes: Int
+
+    public init(fileDescriptor: Int32, maxLineBytes: Int) {
+        self.fileDescriptor = fileDescriptor
+        self.maxLineBytes = maxLineBytes
+    }
+
+    /// Starts reading; `onFrame` runs on the reader thread for each frame, `onEnd` once at end of input.
+    public func start(onFrame: @escaping @Sendable (Frame) -> Void, onEnd: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            readLoop(onFrame: onFrame)
+            onEnd()
+        }
+        thread.name = "cloudnotes.stdin"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Splits the input into frames; public for tests that feed it a pipe.
+    func readLoop(onFrame: (Frame) -> Void) {
+        var pending = Data()
+        var droppedBytes = 0  // > 0 while skipping the rest of an oversized line
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            var start = 0
+            while start < count {
+                let newline = chunk[start..<count].firstIndex(of: UInt8(ascii: "\n"))
+                let end = newline ?? count
+                if droppedBytes > 0 {
+                    droppedBytes += end - start
+                } else {
+                    pending.append(contentsOf: chunk[start..<end])
+                    if pending.count > maxLineBytes {
+                        droppedBytes = pending.count
+                        pending = Data()
+                    }
+                }
+                guard newline != nil else { break }
+                if droppedBytes > 0 {
+                    onFrame(.oversized(byteCount: droppedBytes))
+                    droppedBytes = 0
+                } else {
+                    emit(&pending, onFrame)
+                }
+                start = end + 1
+            }
+        }
+        if droppedBytes > 0 {
+            onFrame(.oversized(byteCount: droppedBytes))
+        } else if !pending.isEmpty {
+            emit(&pending, onFrame)  // a last line without its newline still counts
+        }
+    }
+
+    private func emit(_ pending: inout Data, _ onFrame: (Frame) -> Void) {
+        if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
+        onFrame(.line(pending))
+        pending = Data()
+    }
+}

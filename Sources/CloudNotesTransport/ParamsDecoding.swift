@@ -1,0 +1,69 @@
+import CloudNotesProtocol
+import Foundation
+
+// MARK: - Params
+
+/// Decodes the `params` of a message into its Codable type, with errors that name the param at fault.
+public enum ParamsDecoding {
+    public static func decode<Params: Decodable>(_ type: Params.Type, from line: Data) throws(ResponseError) -> Params {
+        do {
+            let envelope = try JSONDecoder().decode(ParamsEnvelope<Params>.self, from: line)
+            if let params = envelope.params { return params }
+            // Absent or null params: as if `{}` was sent, so all-optional params get their defaults.
+            return try JSONDecoder().decode(Params.self, from: Data("{}".utf8))
+        } catch let error as DecodingError {
+            throw ResponseError.invalidParams(from: error)
+        } catch {
+            throw .invalidParams(param: nil, String(describing: error))
+        }
+    }
+}
+
+struct ParamsEnvelope<Params: Decodable>: Decodable {
+    var params: Params?
+}
+
+extension ResponseError {
+    /// An invalid-params error that names the param (`text`, `memos[3]`) and says what is wrong with it.
+    static func invalidParams(from error: DecodingError) -> ResponseError {
+        func path(_ codingPath: [any CodingKey]) -> String? {
+            var parts: [String] = []
+            for key in codingPath where !(parts.isEmpty && key.stringValue == "params") {
+                if let index = key.intValue { parts.append("[\(index)]") } else { parts.append((parts.isEmpty ? "" : ".") + key.stringValue) }
+            }
+            return parts.isEmpty ? nil : parts.joined()
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .invalidParams(param: path(context.codingPath + [key]), "is missing")
+        case .valueNotFound(let type, let context):
+            if context.codingPath.count == 1 {
+                return .invalidParams(param: nil, "params must be an object")
+            }
+            return .invalidParams(param: path(context.codingPath), "must not be null (expected \(describe(type)))")
+        case .typeMismatch(let type, let context):
+            guard let name = path(context.codingPath) else {
+                return .invalidParams(param: nil, "params must be an object")
+            }
+            return .invalidParams(param: name, "must be \(describe(type))")
+        case .dataCorrupted(let context):
+            guard let name = path(context.codingPath) else {
+                return .invalidParams(param: nil, context.debugDescription)
+            }
+            return .invalidParams(param: name, context.debugDescription.hasPrefix("is ") ? context.debugDescription : "has an invalid value: \(context.debugDescription)")
+        @unknown default:
+            return .invalidParams(param: nil, "\(error)")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type, is MemoID.Type: "a string"
+        case is Int.Type, is Int64.Type: "an integer"
+        case is Bool.Type: "a boolean"
+        case is Double.Type: "a number"
+        default:
+            "\(type)".hasPrefix("Array") ? "an array" : (("\(type)".hasPrefix("Dictionary") || "\(type)".contains("Request")) ? "an object" : "a \(type)")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import CloudNotesServer
+import CloudNotesStore
+import Foundation
+import Logging
+
+// MARK: - Command line
+
+@main
+struct CloudNotesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cloudnotes",
+        abstract: "A synchronized memo pad for editors: a JSON-RPC 2.0 server on stdin and stdout.",
+        version: ServerConfiguration.standard.version,
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options every subcommand that opens the store shares.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The store file (default: $CLOUDNOTES_STORE, else $XDG_DATA_HOME/cloudnotes/notes.sqlite).",
+        valueName: "path"))
+    var store: String?
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    @Option(name: .long, help: ArgumentHelp("Append logs to this file instead of stderr.", valueName: "path"))
+    var logFile: String?
+
+    /// The store path from the flag, the environment or the XDG default, in that order.
+    var storePath: String {
+        let environment = ProcessInfo.processInfo.environment
+        if let store { return store }
+        if let store = environment["CLOUDNOTES_STORE"], !store.isEmpty { return store }
+        var dataHome = environment["XDG_DATA_HOME"] ?? ""
+        if !dataHome.hasPrefix("/") {  // the XDG spec ignores relative paths
+            dataHome = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        }
+        return dataHome + "/cloudnotes/notes.sqlite"
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+// MARK: - serve
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the CloudNotes protocol on stdin and stdout (the default).")
+
+    @OptionGroup var options: StoreOptions
+
+    func run() async throws {
+        // Only protocol messages may reach stdout: keep the real stdout for the server, and point
+        // file descriptor 1 at stderr so that a stray print from anywhere cannot corrupt the stream.
+        let protocolOutput = dup(STDOUT_FILENO)
+        dup2(STDERR_FILENO, STDOUT_FILENO)
+
+        let logger = LogSetup.bootstrap(level: options.logLevel, file: options.logFile)
+        let store: MemoStore
+        do {
+            store = try MemoStore(path: options.storePath)
+        } catch {
+            logger.critical("cannot open the store: \(error)")
+            throw ExitCode(2)
+        }
+        logger.info("serving \(options.storePath)")
+        let server = Server(store: store, input: STDIN_FILENO, output: protocolOutput, logger: logger)
+        let code = await server.run()
+        throw ExitCode(code)
+    }
+}
