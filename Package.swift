@@ -55,6 +55,7 @@ let package = Package(
         .executableTarget(
             name: "cloudnotes",
             dependencies: [
+                "CloudNotesProtocol",
                 "CloudNotesServer",
                 "CloudNotesStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -65,11 +66,6 @@ let package = Package(
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport"]),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore"]),
         .testTarget(name: "CloudNotesMediatorTests", dependencies: ["CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol"]),
-        .testTarget(
-            name: "EndToEndTests",
-            dependencies: ["CloudNotesProtocol"],
-            resources: []
-        ),
     ],
     swiftLanguageModes: [.v6]
 )

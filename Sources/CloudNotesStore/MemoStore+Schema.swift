@@ -14,7 +14,7 @@ extension MemoStore {
             try db.create(table: "memo") { t in
                 t.autoIncrementedPrimaryKey("localID")
                 t.column("id", .text).notNull().unique()
-                t.column("text", .text).notNull()
+                t.column("text", .blob).notNull()  // UTF-8 bytes, exactly as written
                 t.column("title", .text).notNull()
                 t.column("preview", .text).notNull()
                 t.column("createdAt", .integer).notNull()

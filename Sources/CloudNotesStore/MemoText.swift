@@ -13,11 +13,13 @@ public struct MemoText: Sendable, Hashable {
     public static let previewLength = 100
 
     public init(_ text: String) {
+        // Lines end at the byte \n: a Character view would see "\r\n" as one character and miss it.
         var rest = Substring(text)
         while !rest.isEmpty {
-            let lineEnd = rest.firstIndex(of: "\n") ?? rest.endIndex
+            let utf8 = rest.utf8
+            let lineEnd = utf8.firstIndex(of: UInt8(ascii: "\n")) ?? utf8.endIndex
             let line = rest[rest.startIndex..<lineEnd]
-            rest = lineEnd == rest.endIndex ? rest[lineEnd...] : rest[rest.index(after: lineEnd)...]
+            rest = lineEnd == utf8.endIndex ? rest[lineEnd...] : rest[utf8.index(after: lineEnd)...]
             let trimmed = line.trimmingBlanks()
             if !trimmed.isEmpty {
                 title = String(trimmed)

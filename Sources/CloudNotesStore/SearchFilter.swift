@@ -30,7 +30,7 @@ public struct SearchFilter: Sendable, Hashable {
             let escaped = query.replacingOccurrences(of: "\\", with: "\\\\")
                 .replacingOccurrences(of: "%", with: "\\%")
                 .replacingOccurrences(of: "_", with: "\\_")
-            return "memo.text LIKE \("%" + escaped + "%") ESCAPE '\\'"
+            return "CAST(memo.text AS TEXT) LIKE \("%" + escaped + "%") ESCAPE '\\'"
         }
         let variants = Array(Set([query, query.lowercased(), query.uppercased(), query.capitalized]))
         var condition: SQL = "(0"

@@ -4,7 +4,7 @@ import GRDB
 // MARK: - Stored memo
 
 /// A memo as the store keeps it: the exact text, what is derived from it, and its change history markers.
-public struct StoredMemo: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
+public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
     public static let databaseTableName = "memo"
 
     /// The row's local integer key (the full-text index refers to it); never leaves the store.
@@ -35,12 +35,38 @@ public struct StoredMemo: Codable, Sendable, Hashable, FetchableRecord, MutableP
     public var orderKey: ListOrderKey { ListOrderKey(modifiedAt: modifiedAt, seq: seq) }
 
     public enum Columns {
-        static let localID = Column(CodingKeys.localID)
-        static let id = Column(CodingKeys.id)
-        static let text = Column(CodingKeys.text)
-        static let modifiedAt = Column(CodingKeys.modifiedAt)
-        static let seq = Column(CodingKeys.seq)
-        static let deleted = Column(CodingKeys.deleted)
+        static let id = Column("id")
+        static let deleted = Column("deleted")
+    }
+
+    // MARK: Rows
+
+    public init(row: Row) throws {
+        localID = row["localID"]
+        id = row["id"]
+        // The text is stored as UTF-8 bytes (a BLOB): SQLite's text binding would cut it at a NUL character.
+        let bytes: Data = row["text"]
+        text = String(decoding: bytes, as: UTF8.self)
+        title = row["title"]
+        preview = row["preview"]
+        createdAt = row["createdAt"]
+        modifiedAt = row["modifiedAt"]
+        version = row["version"]
+        seq = row["seq"]
+        deleted = row["deleted"]
+    }
+
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["localID"] = localID
+        container["id"] = id
+        container["text"] = Data(text.utf8)
+        container["title"] = title
+        container["preview"] = preview
+        container["createdAt"] = createdAt
+        container["modifiedAt"] = modifiedAt
+        container["version"] = version
+        container["seq"] = seq
+        container["deleted"] = deleted
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -51,8 +77,9 @@ public struct StoredMemo: Codable, Sendable, Hashable, FetchableRecord, MutableP
     mutating func setText(_ newText: String) {
         text = newText
         let derived = MemoText(newText)
-        title = derived.title
-        preview = derived.preview
+        // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them.
+        title = derived.title.replacingOccurrences(of: "\u{0}", with: "")
+        preview = derived.preview.replacingOccurrences(of: "\u{0}", with: "")
     }
 
     init(id: String, text: String, createdAt: Int64, modifiedAt: Int64, seq: Int64) {

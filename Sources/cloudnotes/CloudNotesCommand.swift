@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudNotesProtocol
 import CloudNotesServer
 import CloudNotesStore
 import Foundation
@@ -12,7 +13,7 @@ struct CloudNotesCommand: AsyncParsableCommand {
         commandName: "cloudnotes",
         abstract: "A synchronized memo pad for editors: a JSON-RPC 2.0 server on stdin and stdout.",
         version: ServerConfiguration.standard.version,
-        subcommands: [Serve.self],
+        subcommands: [Serve.self, ProtocolSchema.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -70,5 +71,18 @@ struct Serve: AsyncParsableCommand {
         let server = Server(store: store, input: STDIN_FILENO, output: protocolOutput, logger: logger)
         let code = await server.run()
         throw ExitCode(code)
+    }
+}
+
+// MARK: - protocol-schema
+
+/// Prints the machine-readable protocol description (`protocol/protocol.schema.json`).
+struct ProtocolSchema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "protocol-schema",
+        abstract: "Print the protocol's JSON Schema description, as in protocol/protocol.schema.json.")
+
+    func run() throws {
+        print(ProtocolDescription.json)
     }
 }

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import CloudNotesStore
+
+/// A store in a fresh temporary folder.
+func temporaryStorePath() -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cloudnotes-tests-\(UUID().uuidString)")
+    return folder.appendingPathComponent("sub/notes.sqlite").path
+}
+
+@Suite("Memo store")
+struct MemoStoreTests {
+    @Test("a change bumps the version and the store-wide sequence; a delete leaves a hidden tombstone")
+    func versionsAndTombstones() throws {
+        let store = try MemoStore()
+        let first = try store.create(text: "one", now: 1000, filter: nil).memo
+        let second = try store.create(text: "two", now: 1000, filter: nil).memo
+        #expect(first.version == 1 && second.seq > first.seq)
+        let updated = try store.update(id: first.id, text: "one!", baseVersion: 1, now: 2000, filter: nil)
+        #expect(updated.memo.version == 2 && updated.memo.seq > second.seq)
+        #expect(updated.indexBefore == 1 && updated.indexAfter == 0)
+        let deleted = try #require(try store.delete(id: first.id, now: 3000, filter: nil))
+        #expect(deleted.memo.deleted && deleted.memo.version == 3 && deleted.indexBefore == 0)
+        #expect(try store.memo(id: first.id) == nil)
+        #expect(try store.count(filter: nil) == 1)
+        #expect(try store.count(filter: SearchFilter("one")) == 0)
+        let tombstones = try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo WHERE deleted = 1") }
+        #expect(tombstones == 1)
+    }
+
+    @Test("an update based on an old version is refused with the current memo")
+    func conflicts() throws {
+        let store = try MemoStore()
+        let memo = try store.create(text: "a", now: 1, filter: nil).memo
+        _ = try store.update(id: memo.id, text: "b", baseVersion: 1, now: 2, filter: nil)
+        #expect(throws: StoreError.self) { try store.update(id: memo.id, text: "c", baseVersion: 1, now: 3, filter: nil) }
+        do {
+            _ = try store.update(id: memo.id, text: "c", baseVersion: 1, now: 3, filter: nil)
+        } catch StoreError.versionConflict(let current) {
+            #expect(current.text == "b" && current.version == 2)
+        }
+        #expect(try store.memo(id: memo.id)?.text == "b")
+    }
+
+    @Test("the same text again changes nothing")
+    func noOpUpdate() throws {
+        let store = try MemoStore()
+        let memo = try store.create(text: "a", now: 1, filter: nil).memo
+        let change = try store.update(id: memo.id, text: "a", baseVersion: nil, now: 5, filter: nil)
+        #expect(!change.changedAnything && change.memo.version == 1 && change.memo.modifiedAt == 1)
+    }
+
+    @Test("text is kept byte for byte")
+    func exactText() throws {
+        let store = try MemoStore()
+        let texts = ["\r\n\r\nCRLF\r\nline", "\n\n  leading", "emoji 👩‍👩‍👧 ✈️", "한국어 메모\n본문", "nul\u{0}inside",
+                     String(repeating: "5 MB of text, 한글 too. ", count: 200_000)]
+        for text in texts {
+            let memo = try store.create(text: text, now: 1, filter: nil).memo
+            #expect(try store.memo(id: memo.id)?.text.utf8.elementsEqual(text.utf8) == true)
+        }
+    }
+
+    @Test("search finds substrings case-insensitively, Korean and short queries included", arguments: [
+        ("quick", 1), ("QUICK", 1), ("ui", 1), ("q", 3), ("Z", 0), ("fOx", 1), ("메모", 2), ("메", 2), ("새로운 메모", 1), ("100%", 1), ("a_b", 1),
+        ("\"quoted\"", 1), ("x", 1), ("없는", 0), ("%", 1), ("_", 1),
+    ])
+    func search(query: String, expected: Int) throws {
+        let store = try MemoStore()
+        for text in ["The Quick fox", "새로운 메모입니다", "메모 2\n100% done", "a_b and \"quoted\" words", "q"] {
+            _ = try store.create(text: text, now: 1, filter: nil)
+        }
+        #expect(try store.count(filter: SearchFilter(query)) == expected, "\(query)")
+    }
+
+    @Test("the list is newest first; imported memos with one timestamp keep the file's order, call after call")
+    func stableOrder() throws {
+        let store = try MemoStore()
+        let entries = (0..<50).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) }
+        _ = try store.importMemos(entries)
+        _ = try store.create(text: "newest", now: 2_000, filter: nil)
+        let page = try store.page(filter: nil, offset: 0, limit: 100)
+        #expect(page.map(\.title) == ["newest"] + (0..<50).map { "memo \($0)" })
+        #expect(try store.page(filter: nil, offset: 0, limit: 100) == page)
+        #expect(try store.page(filter: nil, offset: 10, limit: 5) == Array(page[10..<15]))
+        #expect(try store.index(of: page[20].id, filter: nil) == 20)
+    }
+
+    @Test("a cancelled import stores nothing")
+    func cancelledImport() throws {
+        let store = try MemoStore()
+        let entries = (0..<5000).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) }
+        #expect(throws: StoreError.cancelled) { try store.importMemos(entries, isCancelled: { true }) }
+        #expect(try store.count(filter: nil) == 0)
+    }
+
+    @Test("search is never stale: it sees every committed change, also after reopening")
+    func searchFollowsWrites() throws {
+        let path = temporaryStorePath()
+        do {
+            let store = try MemoStore(path: path)
+            let memo = try store.create(text: "alpha", now: 1, filter: nil).memo
+            _ = try store.update(id: memo.id, text: "beta", baseVersion: nil, now: 2, filter: nil)
+            #expect(try store.count(filter: SearchFilter("alpha")) == 0)
+            #expect(try store.count(filter: SearchFilter("beta")) == 1)
+        }
+        let reopened = try MemoStore(path: path)
+        #expect(try reopened.count(filter: SearchFilter("beta")) == 1)
+        #expect(try reopened.integrityCheck() == "ok")
+    }
+
+    @Test("the folder is created 0700 and the file 0600")
+    func permissions() throws {
+        let path = temporaryStorePath()
+        _ = try MemoStore(path: path)
+        let file = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        let folder = try FileManager.default.attributesOfItem(atPath: (path as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
+        #expect(file == 0o600)
+        #expect(folder == 0o700)
+    }
+
+    @Test("a file that is not a CloudNotes store is refused and left untouched")
+    func foreignFiles() throws {
+        let path = temporaryStorePath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data("just some text, not SQLite at all, long enough to have a header".utf8).write(to: URL(fileURLWithPath: path))
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(throws: StoreError.notACloudNotesStore(path: path)) { try MemoStore(path: path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+
+        let other = temporaryStorePath()
+        try FileManager.default.createDirectory(atPath: (other as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try DatabaseQueue(path: other).write { db in try db.execute(sql: "CREATE TABLE t(x)") }
+        #expect(throws: StoreError.notACloudNotesStore(path: other)) { try MemoStore(path: other) }
+    }
+
+    @Test("a store written by a newer CloudNotes is refused")
+    func newerSchema() throws {
+        let path = temporaryStorePath()
+        _ = try MemoStore(path: path)
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99')")
+        }
+        #expect(throws: StoreError.newerSchema(path: path, unknownMigrations: ["v99"])) { try MemoStore(path: path) }
+    }
+}

@@ -1,0 +1,100 @@
+import CloudNotesProtocol
+import Foundation
+import Testing
+
+@testable import CloudNotesTransport
+
+@Suite("Message decoder")
+struct MessageDecoderTests {
+    let decoder = MessageDecoder(maxNestingDepth: 64)
+
+    func error(_ line: String) -> (id: RequestID?, code: Int)? {
+        error(Data(line.utf8))
+    }
+
+    func error(_ line: Data) -> (id: RequestID?, code: Int)? {
+        if case .invalid(let id, let error) = decoder.decode(line) { return (id, error.code.rawValue) }
+        return nil
+    }
+
+    @Test("requests and notifications are told apart and keep their line")
+    func classification() {
+        guard case .request(let id, let method, _) = decoder.decode(Data(#"{"jsonrpc":"2.0","id":"a","method":"memo/list"}"#.utf8)) else {
+            Issue.record("not a request")
+            return
+        }
+        #expect(id == .string("a"))
+        #expect(method == "memo/list")
+        guard case .notification(let name, _) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"initialized"}"#.utf8)) else {
+            Issue.record("not a notification")
+            return
+        }
+        #expect(name == "initialized")
+    }
+
+    @Test("each kind of bad line gets its JSON-RPC error")
+    func badLines() {
+        #expect(error("not json")?.code == -32700)
+        #expect(error("not json")?.id == nil)
+        #expect(error("42")?.code == -32600)
+        #expect(error("[]")?.code == -32600)
+        #expect(error(#"[{"jsonrpc":"2.0","id":1,"method":"memo/list"}]"#)?.code == -32600)
+        #expect(error(#"{"jsonrpc":"1.0","id":3,"method":"memo/list"}"#)! == (RequestID.number(3), -32600))
+        #expect(error(#"{"id":3,"method":"memo/list"}"#)?.code == -32600)
+        #expect(error(#"{"jsonrpc":"2.0","id":{"a":1},"method":"memo/list"}"#)! == (nil, -32600))
+        #expect(error(#"{"jsonrpc":"2.0","id":1.5,"method":"memo/list"}"#)?.code == -32600)
+        #expect(error(#"{"jsonrpc":"2.0","id":null,"method":"memo/list"}"#)?.code == -32600)
+        #expect(error(#"{"jsonrpc":"2.0","id":1,"method":7}"#)! == (RequestID.number(1), -32600))
+        #expect(error(#"{"jsonrpc":"2.0","id":1,"result":{}}"#)! == (nil, -32600))
+        #expect(error(#"{"jsonrpc":"2.0","id":1}"#)?.code == -32600)
+        #expect(error(Data([0x7B, 0xFF, 0xFE, 0x7D]))?.code == -32700)
+        #expect(error(Data(#"{"jsonrpc":"2.0",\#u{0}"id":1,"method":"memo/list"}"#.utf8))?.code == -32700)
+    }
+
+    @Test("JSON nested 100,000 deep is refused without recursing into it")
+    func deepNesting() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(error(deep)?.code == -32700)
+        let deepParams = #"{"jsonrpc":"2.0","id":1,"method":"memo/list","params":"# + String(repeating: #"{"a":"#, count: 100_000) + "1" + String(repeating: "}", count: 100_000) + "}"
+        #expect(error(deepParams)?.code == -32700)
+        #expect(error(#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"text":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}}"#) == nil)
+    }
+
+    @Test("blank lines are ignored")
+    func blankLines() {
+        if case .ignored = decoder.decode(Data()) {} else { Issue.record("empty line answered") }
+        if case .ignored = decoder.decode(Data("  ".utf8)) {} else { Issue.record("blank line answered") }
+    }
+}
+
+@Suite("Params decoding")
+struct ParamsDecodingTests {
+    func invalid<P: Decodable>(_ type: P.Type, _ line: String) -> ResponseError? {
+        do {
+            _ = try ParamsDecoding.decode(type, from: Data(line.utf8))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("errors name the param at fault")
+    func namesTheParam() {
+        let missing = invalid(UpdateRequest.self, #"{"params":{"id":"6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90"}}"#)
+        #expect(missing?.code == .invalidParams)
+        #expect(missing?.data?["param"] == "text")
+        #expect(invalid(UpdateRequest.self, #"{"params":{"id":"6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90","text":5}}"#)?.data?["param"] == "text")
+        #expect(invalid(UpdateRequest.self, #"{"params":{"id":"nope","text":""}}"#)?.data?["param"] == "id")
+        #expect(invalid(UpdateRequest.self, #"{"params":{"id":null,"text":""}}"#)?.data?["param"] == "id")
+        #expect(invalid(ListRequest.self, #"{"params":{"limit":"ten"}}"#)?.data?["param"] == "limit")
+        #expect(invalid(ListRequest.self, #"{"params":[1]}"#)?.code == .invalidParams)
+        #expect(invalid(ImportRequest.self, #"{"params":{"memos":[1, {"a":{}}], "path": 3}}"#)?.code == .invalidParams)
+    }
+
+    @Test("absent or null params mean no params; unknown params are ignored")
+    func lenientWhereLSPIs() throws {
+        #expect(try ParamsDecoding.decode(ListRequest.self, from: Data("{}".utf8)) == ListRequest())
+        #expect(try ParamsDecoding.decode(ListRequest.self, from: Data(#"{"params":null}"#.utf8)) == ListRequest())
+        #expect(try ParamsDecoding.decode(ListRequest.self, from: Data(#"{"params":{"limit":3,"colour":"red"}}"#.utf8)) == ListRequest(limit: 3))
+    }
+}
