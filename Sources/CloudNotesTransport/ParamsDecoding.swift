@@ -11,6 +11,8 @@ public enum ParamsDecoding {
             if let params = envelope.params { return params }
             // Absent or null params: as if `{}` was sent, so all-optional params get their defaults.
             return try JSONDecoder().decode(Params.self, from: Data("{}".utf8))
+        } catch let error as ResponseError {
+            throw error  // a type that validates itself says precisely what is wrong
         } catch let error as DecodingError {
             throw ResponseError.invalidParams(from: error)
         } catch {
@@ -48,7 +50,10 @@ extension ResponseError {
             return .invalidParams(param: name, "must be \(describe(type))")
         case .dataCorrupted(let context):
             guard let name = path(context.codingPath) else {
-                return .invalidParams(param: nil, context.debugDescription)
+                // The envelope parsed, but a value inside the params did not: an unpaired UTF-16
+                // surrogate escape, or a number beyond what a double holds (1e400).
+                let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+                return .invalidParams(param: nil, "a value is not valid JSON text" + (detail.map { " (\($0))" } ?? ""))
             }
             return .invalidParams(param: name, context.debugDescription.hasPrefix("is ") ? context.debugDescription : "has an invalid value: \(context.debugDescription)")
         @unknown default:

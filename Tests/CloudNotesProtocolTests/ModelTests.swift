@@ -34,19 +34,27 @@ struct ModelTests {
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([RequestID].self, from: Data(#"[{}]"#.utf8)) }
     }
 
+    /// Decodes entries as an import does, with the entry under test at index 4.
+    func decodeEntry(_ entry: JSONValue) throws -> ImportEntry {
+        let good: JSONValue = ["title": "T", "body": "B", "last_modified": 1]
+        let data = try JSONEncoder().encode([good, good, good, good, entry])
+        return try JSONDecoder().decode([ImportEntry].self, from: data)[4]
+    }
+
     @Test("import entries need title, body and whole Unix seconds, and name the bad entry")
     func importEntries() throws {
-        let good = try ImportEntry(json: ["title": "T", "body": "B", "last_modified": 1_608_651_333], index: 0)
+        let good = try decodeEntry(["title": "T", "body": "B", "last_modified": 1_608_651_333])
         #expect(good.memoText == "T\nB")
-        #expect(try ImportEntry(json: ["title": "T", "body": "", "last_modified": 1], index: 0).memoText == "T")
-        let exact = try ImportEntry(json: ["title": "T", "body": "B", "last_modified": 1, "text": "\n\nT\r\nB"], index: 0)
+        #expect(try decodeEntry(["title": "T", "body": "", "last_modified": 1]).memoText == "T")
+        let exact = try decodeEntry(["title": "T", "body": "B", "last_modified": 1, "text": "\n\nT\r\nB"])
         #expect(exact.memoText == "\n\nT\r\nB")
         for bad: JSONValue in [["title": "T", "body": "B"], ["title": 1, "body": "B", "last_modified": 1],
-                               ["title": "T", "body": "B", "last_modified": .number(1.5)], "text"] {
+                               ["title": "T", "body": "B", "last_modified": .number(1.5)], "text",
+                               ["title": "T", "body": "B", "last_modified": -5], ["title": "T", "body": "B", "last_modified": 1, "text": 2]] {
             do {
-                _ = try ImportEntry(json: bad, index: 4)
+                _ = try decodeEntry(bad)
                 Issue.record("accepted \(bad)")
-            } catch {
+            } catch let error as ResponseError {
                 #expect(error.code == .importInvalid)
                 #expect(error.data?["index"] == .number(4))
             }

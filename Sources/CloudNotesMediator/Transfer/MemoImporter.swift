@@ -16,7 +16,7 @@ public struct MemoImporter: Sendable {
         case (let path?, nil):
             return try Self.entries(inFileAt: path)
         case (nil, let memos?):
-            return try Self.entries(memos)
+            return memos
         default:
             throw .invalidParams(param: nil, "give exactly one of 'path' and 'memos'")
         }
@@ -45,24 +45,14 @@ public struct MemoImporter: Sendable {
         guard String(validating: data, as: UTF8.self) != nil else {
             throw .importInvalid("the file is not UTF-8 text", path: path)
         }
-        let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: data)
+            return try JSONDecoder().decode([ImportEntry].self, from: data)
+        } catch let error as ResponseError {
+            throw .importInvalid(error.data?["reason"]?.stringValue ?? error.message, index: error.data?["index"]?.intValue, path: path)
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            throw .importInvalid("the file is not a JSON array of memos", path: path)
         } catch {
             throw .importInvalid("the file is not JSON", path: path)
         }
-        guard case .array(let array) = value else {
-            throw .importInvalid("the file is not a JSON array of memos", path: path)
-        }
-        return try entries(array)
-    }
-
-    static func entries(_ values: [JSONValue]) throws(ResponseError) -> [ImportEntry] {
-        var entries: [ImportEntry] = []
-        entries.reserveCapacity(values.count)
-        for (index, value) in values.enumerated() {
-            entries.append(try ImportEntry(json: value, index: index))
-        }
-        return entries
     }
 }

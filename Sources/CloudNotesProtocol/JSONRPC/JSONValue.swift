@@ -54,6 +54,16 @@ public enum JSONValue: Hashable, Sendable, Codable {
         self = decoded
     }
 
+    public var stringValue: String? {
+        if case .string(let string) = self { return string }
+        return nil
+    }
+
+    public var intValue: Int? {
+        if case .number(let number) = self, number.rounded() == number, abs(number) < 1e15 { return Int(number) }
+        return nil
+    }
+
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil

@@ -4,7 +4,7 @@
 ///
 /// Exports add `id` and `text`; an import that finds `text` uses it as the memo's exact text, so that an
 /// export imports back byte for byte. Ids are never reused: each entry becomes a new memo.
-public struct ImportEntry: Sendable, Hashable {
+public struct ImportEntry: Sendable, Hashable, Codable {
     public var title: String
     public var body: String
     /// Unix seconds.
@@ -24,34 +24,6 @@ public struct ImportEntry: Sendable, Hashable {
         return body.isEmpty ? title : title + "\n" + body
     }
 
-    /// Reads the entry at `index` of an import; the error names the index and the field at fault.
-    public init(json value: JSONValue, index: Int) throws(ResponseError) {
-        guard case .object(let members) = value else {
-            throw .importInvalid("entry is not an object", index: index)
-        }
-        func string(_ key: String) throws(ResponseError) -> String {
-            guard case .string(let string)? = members[key] else {
-                throw .importInvalid("'\(key)' must be a string", index: index)
-            }
-            return string
-        }
-        title = try string("title")
-        body = try string("body")
-        // Unix seconds; anything beyond year 9999 or before 1970 is a mistake, not a date.
-        guard case .number(let seconds)? = members["last_modified"], seconds.rounded() == seconds,
-              seconds >= 0, seconds <= 253_402_300_799
-        else {
-            throw .importInvalid("'last_modified' must be whole Unix seconds", index: index)
-        }
-        lastModified = Int64(seconds)
-        if let textValue = members["text"] {
-            guard case .string(let exact) = textValue else {
-                throw .importInvalid("'text' must be a string", index: index)
-            }
-            text = exact
-        }
-    }
-
     /// The entry as JSON, with `id` when it comes from an export.
     public func json(id: MemoID? = nil) -> JSONValue {
         var members: [String: JSONValue] = [
@@ -63,6 +35,40 @@ public struct ImportEntry: Sendable, Hashable {
     }
 
     public var json: JSONValue { json() }
+
+    // MARK: Codable
+
+    enum CodingKeys: String, CodingKey {
+        case title, body, text, id
+        case lastModified = "last_modified"
+    }
+
+    /// Decodes and validates one entry; an error is an `importInvalid` that names the entry's index.
+    public init(from decoder: any Decoder) throws {
+        let index = decoder.codingPath.last?.intValue
+        func invalid(_ reason: String) -> ResponseError { .importInvalid(reason, index: index) }
+        guard let container = try? decoder.container(keyedBy: CodingKeys.self) else {
+            throw invalid("entry is not an object")
+        }
+        func string(_ key: CodingKeys) throws -> String {
+            guard let value = try? container.decode(String.self, forKey: key) else {
+                throw invalid("'\(key.stringValue)' must be a string")
+            }
+            return value
+        }
+        title = try string(.title)
+        body = try string(.body)
+        // Unix seconds; anything beyond year 9999 or before 1970 is a mistake, not a date.
+        guard let seconds = try? container.decode(Int64.self, forKey: .lastModified), (0...253_402_300_799).contains(seconds) else {
+            throw invalid("'last_modified' must be whole Unix seconds")
+        }
+        lastModified = seconds
+        text = container.contains(.text) ? try string(.text) : nil
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
 
     public static let schema = Schema.object([
         .required("title", .string()),

@@ -8,11 +8,11 @@ public struct ImportRequest: RequestType, Hashable {
 
     /// A file holding a JSON array of entries, taken literally (no `~`, no variables).
     public var path: String?
-    /// The entries themselves; kept as raw JSON so that a bad entry is reported by its index.
-    public var memos: [JSONValue]?
+    /// The entries themselves; a bad entry is reported by its index.
+    public var memos: [ImportEntry]?
     public var workDoneToken: ProgressToken?
 
-    public init(path: String? = nil, memos: [JSONValue]? = nil, workDoneToken: ProgressToken? = nil) {
+    public init(path: String? = nil, memos: [ImportEntry]? = nil, workDoneToken: ProgressToken? = nil) {
         self.path = path
         self.memos = memos
         self.workDoneToken = workDoneToken
@@ -23,7 +23,7 @@ public struct ImportRequest: RequestType, Hashable {
         .optional("memos", .array(.reference("ImportEntry")), "The entries inline."),
         .optional("workDoneToken", .progressToken, "Reports $/progress under this token."),
     ])
-    public static let example = ImportRequest(memos: [ImportEntry.example.json])
+    public static let example = ImportRequest(memos: [ImportEntry.example])
 }
 
 public struct ImportResult: ResponseType, Hashable {
