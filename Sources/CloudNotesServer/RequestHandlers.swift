@@ -79,25 +79,29 @@ extension HandlerTable {
         let progress = ProgressReporter(token: request.workDoneToken, writer: context.writer)
         progress.begin("Importing memos")
         let importer = context.session.importer
-        let imported = try await blocking { isCancelled throws(ResponseError) in
-            let entries = try importer.entries(of: request)
-            return try importer.store(entries, isCancelled: isCancelled) { done in progress.report(done, of: entries.count) }
+        return try await progress.endingOnFailure { () async throws(ResponseError) in
+            let imported = try await blocking { isCancelled throws(ResponseError) in
+                let entries = try importer.entries(of: request)
+                return try importer.store(entries, isCancelled: isCancelled) { done in progress.report(done, of: entries.count) }
+            }
+            // The split view learns of the new memos in its turn, between two interactive requests.
+            try await context.session.mediator.didImport()
+            progress.end("Imported \(imported) memos")
+            return ImportResult(imported: imported)
         }
-        // The split view learns of the new memos in its turn, between two interactive requests.
-        try await context.session.mediator.didImport()
-        progress.end("Imported \(imported) memos")
-        return ImportResult(imported: imported)
     }
 
     @Sendable static func exportMemos(_ request: ExportRequest, _ context: RequestContext) async throws(ResponseError) -> ExportResult {
         let progress = ProgressReporter(token: request.workDoneToken, writer: context.writer)
         progress.begin("Exporting memos")
         let exporter = context.session.exporter
-        let result = try await blocking { isCancelled throws(ResponseError) in
-            try exporter.export(request, isCancelled: isCancelled) { done, total in progress.report(done, of: total) }
+        return try await progress.endingOnFailure { () async throws(ResponseError) in
+            let result = try await blocking { isCancelled throws(ResponseError) in
+                try exporter.export(request, isCancelled: isCancelled) { done, total in progress.report(done, of: total) }
+            }
+            progress.end("Exported \(result.exported) memos")
+            return result
         }
-        progress.end("Exported \(result.exported) memos")
-        return result
     }
 
     /// Runs blocking work off the concurrency pool, keeping its typed error.

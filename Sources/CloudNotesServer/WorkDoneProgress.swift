@@ -36,6 +36,17 @@ final class ProgressReporter: Sendable {
         send(WorkDoneProgress(kind: .end, message: message))
     }
 
+    /// Runs `work`; when it fails, ends the progress with the error's message, so no client is left
+    /// with a spinner that never stops.
+    func endingOnFailure<T>(_ work: () async throws(ResponseError) -> T) async throws(ResponseError) -> T {
+        do {
+            return try await work()
+        } catch {
+            end(error.message)
+            throw error
+        }
+    }
+
     private func send(_ value: WorkDoneProgress) {
         guard let token else { return }
         writer.sendNotification(ProgressNotification(token: token, value: value))

@@ -21,6 +21,7 @@ public final class MemoStore: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            Self.prepareConnection(db)
         }
         let pool: DatabasePool
         do {
@@ -36,8 +37,15 @@ public final class MemoStore: Sendable {
     /// A store in memory, for tests.
     public init() throws {
         path = nil
-        writer = try DatabaseQueue()
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in Self.prepareConnection(db) }
+        writer = try DatabaseQueue(configuration: configuration)
         try Self.migrator.migrate(writer)
+    }
+
+    /// Adds the SQL functions the store's queries use to a new connection.
+    private static func prepareConnection(_ db: Database) {
+        db.add(function: SearchFilter.caseInsensitiveContains)
     }
 
     /// Creates the folder (0700) and the file (0600) so that SQLite never creates them world-readable.

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 // MARK: - Search filter
@@ -7,7 +8,7 @@ import GRDB
 /// Queries of three characters or more go through the trigram full-text index. Shorter ones cannot
 /// (a trigram needs three characters), and SQLite 3.40 returns no rows for a 1–2 character non-ASCII
 /// `LIKE` against a trigram table, so they scan the memo table itself: `LIKE` for ASCII (which folds
-/// ASCII case) and `instr` over the query's case variants otherwise.
+/// ASCII case), `instr` for caseless text such as Korean, and a Swift case-folding function otherwise.
 public struct SearchFilter: Sendable, Hashable {
     public let query: String
 
@@ -32,11 +33,18 @@ public struct SearchFilter: Sendable, Hashable {
                 .replacingOccurrences(of: "_", with: "\\_")
             return "CAST(memo.text AS TEXT) LIKE \("%" + escaped + "%") ESCAPE '\\'"
         }
-        let variants = Array(Set([query, query.lowercased(), query.uppercased(), query.capitalized]))
-        var condition: SQL = "(0"
-        for variant in variants.sorted() {
-            condition += " OR instr(memo.text, \(variant)) > 0"
+        if query.lowercased() == query.uppercased() {
+            return "instr(memo.text, \(query)) > 0"  // no letter with a case (Korean, digits): a plain byte search
         }
-        return condition + ")"
+        return "cloudnotes_contains(memo.text, \(query))"
+    }
+
+    /// `cloudnotes_contains(text, query)`: whether `text` contains `query`, ignoring case as the trigram
+    /// index does (full Unicode case folding, diacritics kept).
+    static let caseInsensitiveContains = DatabaseFunction("cloudnotes_contains", argumentCount: 2, pure: true) { values in
+        guard let data = Data.fromDatabaseValue(values[0]) ?? String.fromDatabaseValue(values[0]).map({ Data($0.utf8) }),
+              let query = String.fromDatabaseValue(values[1])
+        else { return false }
+        return String(decoding: data, as: UTF8.self).range(of: query, options: .caseInsensitive) != nil
     }
 }

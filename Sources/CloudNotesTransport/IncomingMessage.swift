@@ -40,6 +40,8 @@ public struct MessageDecoder: Sendable {
         switch JSONShape.scan(line, maxDepth: maxNestingDepth) {
         case .tooDeep:
             return .invalid(id: nil, error: .parseError("JSON nested deeper than \(maxNestingDepth) levels"))
+        case .controlCharacterInString:
+            return .invalid(id: nil, error: .parseError("a string holds a raw control character; escape it (\\n, \\u0000)"))
         case .array:
             return .invalid(id: nil, error: .invalidRequest("batches (JSON arrays) are not supported; send one message per line"))
         case .object:
@@ -68,8 +70,7 @@ struct Envelope: Decodable {
     var jsonrpc: JSONValue?
     var id: JSONValue?
     var method: JSONValue?
-    var result: JSONValue?
-    var error: JSONValue?
+    var isResponse: Bool
     var hasID: Bool
 
     enum CodingKeys: String, CodingKey { case jsonrpc, id, method, result, error }
@@ -80,8 +81,7 @@ struct Envelope: Decodable {
         hasID = container.contains(.id)
         id = try container.decodeIfPresent(JSONValue.self, forKey: .id)
         method = try container.decodeIfPresent(JSONValue.self, forKey: .method)
-        result = try container.decodeIfPresent(JSONValue.self, forKey: .result)
-        error = try container.decodeIfPresent(JSONValue.self, forKey: .error)
+        isResponse = container.contains(.result) || container.contains(.error)
     }
 
     func classify(line: Data) -> IncomingMessage {
@@ -101,7 +101,7 @@ struct Envelope: Decodable {
             return .invalid(id: requestID, error: .invalidRequest("'jsonrpc' must be \"2.0\""))
         }
         guard let method else {
-            if result != nil || error != nil {
+            if isResponse {
                 return .invalid(id: nil, error: .invalidRequest("the server sends no requests, so it expects no responses"))
             }
             return .invalid(id: requestID, error: .invalidRequest("'method' is missing"))
@@ -118,9 +118,11 @@ struct Envelope: Decodable {
 
 /// A quick look at a line before a JSON parser recurses into it.
 enum JSONShape {
-    case object, array, other, tooDeep
+    case object, array, other, tooDeep, controlCharacterInString
 
-    /// The kind of the top-level value, or `tooDeep` when brackets nest deeper than `maxDepth` outside strings.
+    /// The kind of the top-level value, `tooDeep` when brackets nest deeper than `maxDepth` outside
+    /// strings, or `controlCharacterInString` for a raw byte below 0x20 in a string, which JSON forbids
+    /// and the parser would otherwise report only when (and if) that value is read.
     static func scan(_ line: Data, maxDepth: Int) -> JSONShape {
         var depth = 0
         var inString = false
@@ -128,6 +130,7 @@ enum JSONShape {
         var first: UInt8?
         for byte in line {
             if inString {
+                if byte < 0x20 { return .controlCharacterInString }
                 if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
                 continue
             }

@@ -65,11 +65,11 @@ struct MemoStoreTests {
 
     @Test("search finds substrings case-insensitively, Korean and short queries included", arguments: [
         ("quick", 1), ("QUICK", 1), ("ui", 1), ("q", 3), ("Z", 0), ("fOx", 1), ("메모", 2), ("메", 2), ("새로운 메모", 1), ("100%", 1), ("a_b", 1),
-        ("\"quoted\"", 1), ("x", 1), ("없는", 0), ("%", 1), ("_", 1),
+        ("\"quoted\"", 1), ("x", 1), ("없는", 0), ("%", 1), ("_", 1), ("är", 1), ("ÄR", 1), ("ärger", 1), ("bü", 1),
     ])
     func search(query: String, expected: Int) throws {
         let store = try MemoStore()
-        for text in ["The Quick fox", "새로운 메모입니다", "메모 2\n100% done", "a_b and \"quoted\" words", "q"] {
+        for text in ["The Quick fox", "새로운 메모입니다", "메모 2\n100% done", "a_b and \"quoted\" words", "q", "ÄRGER im Büro"] {
             _ = try store.create(text: text, now: 1, filter: nil)
         }
         #expect(try store.count(filter: SearchFilter(query)) == expected, "\(query)")

@@ -48,6 +48,9 @@ struct MessageDecoderTests {
         #expect(error(#"{"jsonrpc":"2.0","id":1,"result":{}}"#)! == (nil, -32600))
         #expect(error(#"{"jsonrpc":"2.0","id":1}"#)?.code == -32600)
         #expect(error(Data([0x7B, 0xFF, 0xFE, 0x7D]))?.code == -32700)
+        #expect(error(#"{"jsonrpc":"2.0","id":1,"result":null}"#)! == (nil, -32600))
+        #expect(error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"text\":\"a\u{0}b\"}}")! == (nil, -32700))
+        #expect(error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"text\":\"a\tb\"}}")! == (nil, -32700))
         #expect(error(Data(#"{"jsonrpc":"2.0",\#u{0}"id":1,"method":"memo/list"}"#.utf8))?.code == -32700)
     }
 
@@ -88,6 +91,9 @@ struct ParamsDecodingTests {
         #expect(invalid(UpdateRequest.self, #"{"params":{"id":null,"text":""}}"#)?.data?["param"] == "id")
         #expect(invalid(ListRequest.self, #"{"params":{"limit":"ten"}}"#)?.data?["param"] == "limit")
         #expect(invalid(ListRequest.self, #"{"params":[1]}"#)?.code == .invalidParams)
+        #expect(invalid(ListRequest.self, #"{"params":{"limit":2.5}}"#)?.data?["param"] == "limit")
+        #expect(invalid(ListRequest.self, #"{"params":{"offset":1e400}}"#)?.code == .invalidParams)
+        #expect(invalid(UpdateRequest.self, #"{"params":{"id":"6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90","text":"","baseVersion":1e30}}"#)?.data?["param"] == "baseVersion")
         #expect(invalid(ImportRequest.self, #"{"params":{"memos":[1, {"a":{}}], "path": 3}}"#)?.code == .invalidParams)
     }
 

@@ -62,7 +62,10 @@ public struct MemoExporter: Sendable {
         try data.write(to: temporary, options: [.withoutOverwriting])
         defer { try? FileManager.default.removeItem(at: temporary) }
         if overwrite {
-            _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
+            // rename(2) replaces the old file in one step: a reader sees the old file or the new one.
+            if rename(temporary.path, url.path) != 0 {
+                throw ResponseError.exportFailed(String(cString: strerror(errno)), path: url.path)
+            }
         } else if link(temporary.path, url.path) != 0 {
             // link(2) fails rather than replace a file that appeared meanwhile.
             throw ResponseError.exportFailed(String(cString: strerror(errno)), path: url.path)

@@ -16,6 +16,12 @@ public struct ListRequest: RequestType, Hashable {
         self.limit = limit
     }
 
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        offset = try container.decodeWholeNumberIfPresent(Int.self, forKey: .offset)
+        limit = try container.decodeWholeNumberIfPresent(Int.self, forKey: .limit)
+    }
+
     public static let schema = Schema.object([
         .optional("offset", .integer(minimum: 0), "Rows to skip; default 0."),
         .optional("limit", .integer(minimum: 1), "Rows to return; default 100, at most limits.maxListLimit."),

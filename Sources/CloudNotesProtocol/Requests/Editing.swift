@@ -57,6 +57,13 @@ public struct UpdateRequest: RequestType, Hashable {
         self.baseVersion = baseVersion
     }
 
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(MemoID.self, forKey: .id)
+        text = try container.decode(String.self, forKey: .text)
+        baseVersion = try container.decodeWholeNumberIfPresent(Int64.self, forKey: .baseVersion)
+    }
+
     public static let schema = Schema.object([
         .required("id", .memoID),
         .required("text", .string(), "The new full text."),

@@ -1,0 +1,258 @@
+"""The conversation transcripts in protocol/examples/ replayed against the built server, and the
+specification checked against the machine-readable description.
+
+- every transcript passes `protocol/tools/replay.py` (a fresh server on a fresh store each);
+- every message the server wrote during a transcript validates against `protocol/protocol.schema.json`
+  (notification params against `methods[m].params`, results against `methods[m].result` of the request
+  with that id, error codes among `errors`);
+- `protocol/README.md` has a "### `method`" heading for every method of the description and lists every
+  error code in its error table.
+
+Self-contained: it imports replay.py by path and needs only pytest and jsonschema. The binary is
+$CLOUDNOTES_BIN, else .build/debug/cloudnotes.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import jsonschema
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PROTOCOL = REPO / "protocol"
+README = PROTOCOL / "README.md"
+SCHEMA_PATH = PROTOCOL / "protocol.schema.json"
+EXAMPLES = sorted((PROTOCOL / "examples").glob("*.jsonl"))
+
+
+def _load_replay():
+    path = PROTOCOL / "tools" / "replay.py"
+    spec = importlib.util.spec_from_file_location("cloudnotes_replay", path)
+    assert spec is not None and spec.loader is not None, f"cannot load {path}"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
+    spec.loader.exec_module(module)
+    return module
+
+
+replay = _load_replay()
+SCHEMA: Dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+METHODS: Dict[str, Any] = SCHEMA["methods"]
+ERROR_CODES = {entry["code"]: entry["name"] for entry in SCHEMA["errors"]}
+
+ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+UUID_LOWER = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+FORMATS = jsonschema.FormatChecker(formats=())
+
+
+@FORMATS.checks("date-time")
+def _is_timestamp(value: object) -> bool:
+    # The protocol's timestamps: ISO 8601, UTC, exactly millisecond precision.
+    return not isinstance(value, str) or bool(ISO_MS.match(value))
+
+
+@FORMATS.checks("uuid")
+def _is_memo_id(value: object) -> bool:
+    # Memo ids go out in lower case.
+    return not isinstance(value, str) or bool(UUID_LOWER.match(value))
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(method: str, part: str) -> jsonschema.Draft202012Validator:
+    schema = dict(METHODS[method][part])
+    schema["$defs"] = SCHEMA["$defs"]  # "$ref": "#/$defs/Memo" resolves inside this document
+    return jsonschema.Draft202012Validator(schema, format_checker=FORMATS)
+
+
+@functools.lru_cache(maxsize=None)
+def _replayed(path: Path):
+    """Each transcript runs once; both tests below look at the same run."""
+    return replay.replay(path)
+
+
+def _ids(paths: List[Path]) -> List[str]:
+    return [path.name for path in paths]
+
+
+# --------------------------------------------------------------------------------------------------
+# The transcripts
+
+
+def test_there_are_transcripts():
+    assert 6 <= len(EXAMPLES) <= 10, f"protocol/examples/ should hold 6-10 transcripts, found {len(EXAMPLES)}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=_ids(EXAMPLES))
+def test_transcript_replays(path: Path):
+    result = _replayed(path)
+    if not result.ok:
+        pytest.fail(result.report, pytrace=False)
+
+
+def _schema_problems(exchanged) -> List[str]:
+    """Every way the server's messages depart from protocol.schema.json."""
+    problems: List[str] = []
+    pending: Dict[str, str] = {}  # JSON of a request id -> its method
+    for index, (side, message) in enumerate(exchanged):
+        if side == "client":
+            if isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message:
+                pending[json.dumps(message["id"])] = message["method"]
+            continue
+        where = f"server message {index}: {json.dumps(message, ensure_ascii=False)[:160]}"
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            problems.append(f"{where}: not a JSON-RPC 2.0 object")
+            continue
+        if "method" in message:
+            method = message["method"]
+            entry = METHODS.get(method)
+            if set(message) != {"jsonrpc", "method", "params"}:
+                problems.append(f"{where}: a notification has exactly jsonrpc, method and params")
+            if entry is None or entry["kind"] != "notification" or not entry["direction"].startswith("server"):
+                problems.append(f"{where}: {method} is not a server notification of the description")
+                continue
+            problems += [f"{where}: params: {error.message}" for error in _validator(method, "params").iter_errors(message.get("params"))]
+            continue
+        if "result" in message:
+            if set(message) != {"jsonrpc", "id", "result"}:
+                problems.append(f"{where}: a result response has exactly jsonrpc, id and result")
+            method = pending.get(json.dumps(message.get("id")))
+            if method is None or method not in METHODS or METHODS[method]["kind"] != "request":
+                problems.append(f"{where}: a result for an id no request of the transcript used")
+                continue
+            problems += [f"{where}: result of {method}: {error.message}" for error in _validator(method, "result").iter_errors(message["result"])]
+            continue
+        if "error" in message:
+            if set(message) != {"jsonrpc", "id", "error"}:
+                problems.append(f"{where}: an error response has exactly jsonrpc, id and error")
+            error = message["error"]
+            if not isinstance(error, dict) or not set(error) <= {"code", "message", "data"} or not {"code", "message"} <= set(error):
+                problems.append(f"{where}: error is {{code, message, data?}}")
+                continue
+            if error["code"] not in ERROR_CODES:
+                problems.append(f"{where}: error code {error['code']} is not in the description's errors")
+            if not isinstance(error["message"], str) or not error["message"]:
+                problems.append(f"{where}: error message is a non-empty string")
+            if "data" in error and not isinstance(error["data"], dict):
+                problems.append(f"{where}: error data is an object")
+            if not (message.get("id") is None or isinstance(message.get("id"), (int, str))):
+                problems.append(f"{where}: id is an integer, a string or null")
+            continue
+        problems.append(f"{where}: neither a notification nor a response")
+    return problems
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=_ids(EXAMPLES))
+def test_transcript_messages_match_schema(path: Path):
+    result = _replayed(path)
+    if not any(side == "server" for side, _ in result.exchanged):
+        pytest.fail(f"the server wrote nothing to check: {result.report}", pytrace=False)
+    problems = _schema_problems(result.exchanged)
+    assert not problems, "\n".join(problems[:20])
+
+
+# --------------------------------------------------------------------------------------------------
+# The specification
+
+
+def _readme() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+def test_readme_has_a_heading_for_every_method():
+    headings = set(re.findall(r"^### `([^`]+)`\s*$", _readme(), flags=re.MULTILINE))
+    missing = sorted(set(METHODS) - headings)
+    assert not missing, "protocol/README.md has no '### `method`' heading for: " + ", ".join(missing)
+    unknown = sorted(headings - set(METHODS))
+    assert not unknown, "protocol/README.md documents methods the description does not have: " + ", ".join(unknown)
+
+
+def _error_table_rows() -> Dict[int, str]:
+    """The rows of README.md's error table (the table whose header starts with "Code"), by code."""
+    rows: Dict[int, str] = {}
+    in_table = False
+    for line in _readme().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else None
+        if cells is None:
+            in_table = False
+            continue
+        if cells and cells[0].lower() == "code":
+            in_table = True
+            continue
+        if in_table:
+            match = re.fullmatch(r"`?(-?\d+)`?", cells[0])
+            if match:
+                rows[int(match.group(1))] = line
+    return rows
+
+
+def test_readme_error_table_lists_every_error_code():
+    rows = _error_table_rows()
+    assert rows, "protocol/README.md has no error table (a Markdown table whose first header cell is 'Code')"
+    missing = sorted(code for code in ERROR_CODES if code not in rows)
+    assert not missing, f"the error table of protocol/README.md lacks codes {missing}"
+    misnamed = sorted(code for code, name in ERROR_CODES.items() if name not in rows[code])
+    assert not misnamed, f"the error table names these codes differently from the description: {misnamed}"
+    unknown = sorted(code for code in rows if code not in ERROR_CODES)
+    assert not unknown, f"the error table lists codes the description does not have: {unknown}"
+
+
+def test_readme_points_to_the_description_and_the_examples():
+    text = _readme()
+    assert "protocol.schema.json" in text and "examples/" in text
+
+
+# --------------------------------------------------------------------------------------------------
+# The replay tool's own rules (so that a passing transcript means what the README says it means)
+
+
+@pytest.mark.parametrize(
+    "expected, actual, ok",
+    [
+        ({"a": 1}, {"a": 1}, True),
+        ({"a": 1}, {"a": 1, "b": 2}, False),  # no extra keys
+        ({"a": 1, "b": 2}, {"a": 1}, False),
+        ({"a": "<any>"}, {"a": {"deep": [1]}}, True),
+        ({"a": "<any>"}, {}, False),  # <any> matches a value, not a missing key
+        ([1, 2], [1, 2, 3], False),
+        ({"a": 1}, {"a": True}, False),  # JSON types are compared, not Python truthiness
+        ({"a": 0}, {"a": False}, False),
+        ({"a": None}, {"a": None}, True),
+        ({"a": 1}, {"a": 1.0}, True),
+    ],
+)
+def test_matcher(expected: Any, actual: Any, ok: bool):
+    assert (replay.match(expected, actual, {}) is None) == ok
+
+
+def test_matcher_variables():
+    variables: Dict[str, Any] = {}
+    assert replay.match({"id": "<$x>"}, {"id": "abc"}, variables) is None
+    assert variables == {"x": "abc"}
+    assert replay.match({"id": "<$x>"}, {"id": "abc"}, variables) is None
+    assert replay.match({"id": "<$x>"}, {"id": "abd"}, variables) is not None
+    assert replay.match({"m": "No memo with id <$x>"}, {"m": "No memo with id abc"}, variables) is None
+    assert replay.match({"m": "No memo with id <$x>"}, {"m": "No memo with id abd"}, variables) is not None
+    assert replay.match({"m": "id <$unbound>"}, {"m": "id abc"}, variables) is not None
+    assert replay.substitute('{"id":"<$x>"}', variables, 1) == '{"id":"abc"}'
+
+
+def test_transcript_parser(tmp_path: Path):
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '# a comment\n\n> {"jsonrpc":"2.0","id":1,"method":"memo/list"}\n>raw not json\n'
+        '>bytes a\\xffb\\0\\r\n< {"jsonrpc":"2.0","id":1,"result":"<any>"}\n# exit: 1\n',
+        encoding="utf-8",
+    )
+    transcript = replay.parse_transcript(path)
+    assert [step.kind for step in transcript.steps] == ["send", "raw", "raw", "expect"]
+    assert transcript.steps[1].payload == b"not json\n"
+    assert transcript.steps[2].payload == b"a\xffb\x00\r\n"
+    assert transcript.exit_code == 1
