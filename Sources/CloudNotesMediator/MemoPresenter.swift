@@ -42,8 +42,9 @@ public struct MemoPresenter: Sendable {
     public func title(_ stored: String) -> String { stored.isEmpty ? placeholderTitle : stored }
 
     public func memo(_ stored: StoredMemo) -> Memo {
-        Memo(
-            id: MemoID(stored.id)!, text: stored.text, title: title(stored.title), body: stored.body,
+        let derived = MemoText(stored.text)
+        return Memo(
+            id: MemoID(stored.id)!, text: stored.text, title: title(derived.title), body: derived.body,
             createdAt: Timestamp(milliseconds: stored.createdAt), modifiedAt: Timestamp(milliseconds: stored.modifiedAt),
             version: stored.version, displayDate: displayDate(stored.modifiedAt))
     }

@@ -70,8 +70,10 @@ public actor SplitViewMediator {
 
     public func search(_ request: SearchRequest) throws(ResponseError) -> SearchResult {
         try translatingErrors {
-            filter = SearchFilter(request.query)
-            let total = try store.count(filter: filter)
+            // The filter changes only once the store has answered for it: a failing query leaves the list as it was.
+            let newFilter = SearchFilter(request.query)
+            let total = try store.count(filter: newFilter)
+            filter = newFilter
             sink.send(ListDidReset(total: total))
             try announceSelection()
             let rows = try store.page(filter: filter, offset: 0, limit: ListRequest.defaultLimit)

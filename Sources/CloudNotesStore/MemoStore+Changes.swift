@@ -74,39 +74,6 @@ extension MemoStore {
         }
     }
 
-    /// Inserts `memos` in one transaction: all of them or, if cancelled or failed, none.
-    ///
-    /// Among memos with the same timestamp the list shows them in the order given.
-    public func importMemos(
-        _ memos: [NewMemo], isCancelled: @Sendable () -> Bool = { false },
-        progress: @Sendable (Int) -> Void = { _ in }
-    ) throws -> Int {
-        try write { db in
-            var seq = try Self.nextSeq(db)
-            // One prepared statement for every row: a record insert per row costs several times more.
-            let insert = try db.makeStatement(sql: """
-                INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted)
-                VALUES (?, ?, ?, ?, ?, ?, 1, ?, 0)
-                """)
-            // The list shows the highest seq first among equal timestamps: insert the last entry first.
-            for (done, entry) in memos.reversed().enumerated() {
-                if done % 1000 == 0 {
-                    if isCancelled() { throw StoreError.cancelled }
-                    progress(done)
-                }
-                let memo = StoredMemo(
-                    id: UUID().uuidString.lowercased(), text: entry.text, createdAt: entry.modifiedAt,
-                    modifiedAt: entry.modifiedAt, seq: seq)
-                try insert.execute(arguments: [
-                    memo.id, Data(memo.text.utf8), memo.title, memo.preview, memo.createdAt, memo.modifiedAt, seq,
-                ])
-                seq += 1
-            }
-            progress(memos.count)
-            return memos.count
-        }
-    }
-
     /// Runs `body` in a write transaction, turning disk failures into `StoreError.writeFailed`.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {

@@ -22,10 +22,13 @@ extension MemoStore {
                 t.column("version", .integer).notNull()
                 t.column("seq", .integer).notNull().unique()
                 t.column("deleted", .boolean).notNull().defaults(to: false)
+                // Set while an import is still adding its memos; they stay hidden until it is done.
+                t.column("importBatch", .text)
             }
-            // The list order, over live memos only.
+            // The list order, over visible memos only.
             try db.execute(sql: """
-                CREATE INDEX memo_order ON memo(modifiedAt DESC, seq DESC) WHERE deleted = 0;
+                CREATE INDEX memo_order ON memo(modifiedAt DESC, seq DESC) WHERE deleted = 0 AND importBatch IS NULL;
+                CREATE INDEX memo_import ON memo(importBatch) WHERE importBatch IS NOT NULL;
                 CREATE VIEW live_memo AS SELECT localID, text FROM memo WHERE deleted = 0;
                 CREATE VIRTUAL TABLE memo_fts USING fts5(
                     text, content='live_memo', content_rowid='localID', tokenize='trigram');

@@ -23,15 +23,12 @@ public final class MemoStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = FULL")
             Self.prepareConnection(db)
         }
-        let pool: DatabasePool
-        do {
-            pool = try DatabasePool(path: path, configuration: configuration)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
-            throw StoreError.notACloudNotesStore(path: path)
-        }
+        // Look before touching: opening a pool switches the file to WAL mode, which writes to it.
+        try Self.checkIdentity(ofFileAt: path)
+        let pool = try DatabasePool(path: path, configuration: configuration)
         writer = pool
-        try checkIdentity()
         try Self.migrator.migrate(pool)
+        try discardAbandonedImports()
     }
 
     /// A store in memory, for tests.
@@ -59,10 +56,17 @@ public final class MemoStore: Sendable {
         if fd >= 0 { close(fd) }
     }
 
-    /// Refuses a foreign SQLite file or one written by a newer CloudNotes, before any migration touches it.
-    private func checkIdentity() throws {
-        let path = path ?? ":memory:"
-        try writer.read { db in
+    /// Refuses a foreign SQLite file or one written by a newer CloudNotes, reading it without changing a byte.
+    private static func checkIdentity(ofFileAt path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw StoreError.notACloudNotesStore(path: path)
+        }
+        try queue.read { db in
             let applicationID: Int32
             do {
                 applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
@@ -117,7 +121,7 @@ public final class MemoStore: Sendable {
     /// Calls `body` with every live memo, newest first, in batches (for export).
     public func forEachMemo(batchSize: Int = 500, _ body: ([StoredMemo]) throws -> Void) throws {
         try writer.read { db in
-            let cursor = try StoredMemo.fetchCursor(db, sql: "SELECT * FROM memo WHERE deleted = 0 ORDER BY modifiedAt DESC, seq DESC")
+            let cursor = try StoredMemo.fetchCursor(db, sql: "SELECT * FROM memo WHERE \(Self.visible) ORDER BY modifiedAt DESC, seq DESC")
             var batch: [StoredMemo] = []
             batch.reserveCapacity(batchSize)
             while let memo = try cursor.next() {
@@ -138,18 +142,22 @@ public final class MemoStore: Sendable {
 
     // MARK: - Queries shared by reads and writes
 
+    /// The condition for a memo the lists show: not deleted, not part of an unfinished import. Queries
+    /// spell it exactly so, which lets SQLite use the partial index `memo_order`.
+    static let visible = "deleted = 0 AND importBatch IS NULL"
+
     static func liveMemo(id: String, _ db: Database) throws -> StoredMemo? {
-        try StoredMemo.filter(StoredMemo.Columns.id == id && StoredMemo.Columns.deleted == false).fetchOne(db)
+        try StoredMemo.fetchOne(db, sql: "SELECT * FROM memo WHERE id = ? AND \(visible)", arguments: [id])
     }
 
     static func count(filter: SearchFilter?, _ db: Database) throws -> Int {
-        var sql: SQL = "SELECT count(*) FROM memo WHERE deleted = 0"
+        var sql: SQL = "SELECT count(*) FROM memo WHERE \(sql: visible)"
         if let filter { sql += " AND " + filter.condition }
         return try SQLRequest<Int>(literal: sql).fetchOne(db) ?? 0
     }
 
     static func page(filter: SearchFilter?, offset: Int, limit: Int, _ db: Database) throws -> [ListedMemo] {
-        var sql: SQL = "SELECT id, title, preview, modifiedAt, seq FROM memo WHERE deleted = 0"
+        var sql: SQL = "SELECT id, title, preview, modifiedAt, seq FROM memo WHERE \(sql: visible)"
         if let filter { sql += " AND " + filter.condition }
         sql += " ORDER BY modifiedAt DESC, seq DESC LIMIT \(limit) OFFSET \(offset)"
         return try SQLRequest<ListedMemo>(literal: sql).fetchAll(db)
@@ -157,13 +165,13 @@ public final class MemoStore: Sendable {
 
     /// The memo's position under `filter`: how many matching live memos sort before it; nil if it does not match.
     static func index(of memo: StoredMemo, filter: SearchFilter?, _ db: Database) throws -> Int? {
-        guard !memo.deleted, let localID = memo.localID else { return nil }
+        guard !memo.deleted, memo.importBatch == nil, let localID = memo.localID else { return nil }
         if let filter {
             let matches: SQL = "SELECT 1 FROM memo WHERE localID = \(localID) AND " + filter.condition
             guard try SQLRequest<Int>(literal: matches).fetchOne(db) != nil else { return nil }
         }
         var sql: SQL = """
-            SELECT count(*) FROM memo WHERE deleted = 0 \
+            SELECT count(*) FROM memo WHERE \(sql: visible) \
             AND (modifiedAt, seq) > (\(memo.modifiedAt), \(memo.seq))
             """
         if let filter { sql += " AND " + filter.condition }

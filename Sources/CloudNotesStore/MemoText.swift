@@ -11,6 +11,13 @@ public struct MemoText: Sendable, Hashable {
     public let body: String
 
     public static let previewLength = 100
+    public static let listTitleLength = 200
+
+    /// The title as a list row shows it: cut to `listTitleLength` characters.
+    public var listTitle: String {
+        let cut = title.prefix(Self.listTitleLength)
+        return cut.endIndex == title.endIndex ? title : cut + "…"
+    }
 
     public init(_ text: String) {
         // Lines end at the byte \n: a Character view would see "\r\n" as one character and miss it.
@@ -59,10 +66,13 @@ public struct MemoText: Sendable, Hashable {
 
 extension Substring {
     /// The line without leading and trailing white space (a trailing `\r` included).
+    ///
+    /// Works on Unicode scalars: grapheme breaking over a multi-megabyte line costs seconds.
     func trimmingBlanks() -> Substring {
-        guard let first = firstIndex(where: { !$0.isWhitespace }),
-              let last = lastIndex(where: { !$0.isWhitespace })
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
         else { return "" }
-        return self[first...last]
+        return Substring(scalars[first...last])
     }
 }

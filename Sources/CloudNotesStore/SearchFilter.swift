@@ -18,14 +18,21 @@ public struct SearchFilter: Sendable, Hashable {
         self.query = query
     }
 
-    /// Whether the query is long enough for the trigram index.
-    var usesIndex: Bool { query.unicodeScalars.count >= 3 }
+    /// Whether the query is long enough for the trigram index (and free of NUL, which SQLite's text
+    /// handling would cut the pattern at).
+    var usesIndex: Bool { query.unicodeScalars.count >= 3 && !containsNUL }
+
+    var containsNUL: Bool { query.utf8.contains(0) }
 
     /// An SQL condition on the `memo` table that is true for the matching memos.
     var condition: SQL {
         if usesIndex {
             let phrase = "\"" + query.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             return "memo.localID IN (SELECT rowid FROM memo_fts WHERE memo_fts MATCH \(phrase))"
+        }
+        if containsNUL {
+            // Bound as bytes: text arguments end at the first NUL.
+            return "cloudnotes_contains(memo.text, \(Data(query.utf8)))"
         }
         if query.unicodeScalars.allSatisfy(\.isASCII) {
             let escaped = query.replacingOccurrences(of: "\\", with: "\\\\")
@@ -42,9 +49,12 @@ public struct SearchFilter: Sendable, Hashable {
     /// `cloudnotes_contains(text, query)`: whether `text` contains `query`, ignoring case as the trigram
     /// index does (full Unicode case folding, diacritics kept).
     static let caseInsensitiveContains = DatabaseFunction("cloudnotes_contains", argumentCount: 2, pure: true) { values in
-        guard let data = Data.fromDatabaseValue(values[0]) ?? String.fromDatabaseValue(values[0]).map({ Data($0.utf8) }),
-              let query = String.fromDatabaseValue(values[1])
-        else { return false }
-        return String(decoding: data, as: UTF8.self).range(of: query, options: .caseInsensitive) != nil
+        func decode(_ value: DatabaseValue) -> String? {
+            Data.fromDatabaseValue(value).map { String(decoding: $0, as: UTF8.self) } ?? String.fromDatabaseValue(value)
+        }
+        guard let text = decode(values[0]), let query = decode(values[1]) else { return false }
+        // Byte search over the lower-cased UTF-8: Foundation's `range(of:)` and `contains` stop reading the
+        // query at a NUL.
+        return text.lowercased().utf8.firstRange(of: query.lowercased().utf8) != nil
     }
 }

@@ -23,8 +23,9 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     public var seq: Int64
     /// A tombstone: hidden from every list, kept for sync.
     public var deleted: Bool
+    /// The import still adding this memo, if any; hidden until that import finishes.
+    public var importBatch: String?
 
-    public var body: String { MemoText(text).body }
 
     /// What the list shows of this memo.
     public var listed: ListedMemo {
@@ -54,6 +55,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         version = row["version"]
         seq = row["seq"]
         deleted = row["deleted"]
+        importBatch = row["importBatch"]
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -67,6 +69,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         container["version"] = version
         container["seq"] = seq
         container["deleted"] = deleted
+        container["importBatch"] = importBatch
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
@@ -77,8 +80,10 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     mutating func setText(_ newText: String) {
         text = newText
         let derived = MemoText(newText)
-        // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them.
-        title = derived.title.replacingOccurrences(of: "\u{0}", with: "")
+        // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them. The list shows
+        // at most `MemoText.listTitleLength` characters of a title, so a one-line megabyte memo makes a
+        // short row.
+        title = derived.listTitle.replacingOccurrences(of: "\u{0}", with: "")
         preview = derived.preview.replacingOccurrences(of: "\u{0}", with: "")
     }
 
@@ -92,6 +97,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         self.version = 1
         self.seq = seq
         self.deleted = false
+        self.importBatch = nil
         setText(text)
     }
 }

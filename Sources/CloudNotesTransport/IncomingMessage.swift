@@ -37,21 +37,17 @@ public struct MessageDecoder: Sendable {
         guard String(validating: line, as: UTF8.self) != nil else {
             return .invalid(id: nil, error: .parseError("the line is not valid UTF-8"))
         }
-        switch JSONShape.scan(line, maxDepth: maxNestingDepth) {
+        switch JSONSyntax.check(line, maxDepth: maxNestingDepth) {
         case .tooDeep:
             return .invalid(id: nil, error: .parseError("JSON nested deeper than \(maxNestingDepth) levels"))
-        case .controlCharacterInString:
-            return .invalid(id: nil, error: .parseError("a string holds a raw control character; escape it (\\n, \\u0000)"))
+        case .invalid(let problem):
+            return .invalid(id: nil, error: .parseError(problem))
         case .array:
             return .invalid(id: nil, error: .invalidRequest("batches (JSON arrays) are not supported; send one message per line"))
+        case .scalar:
+            return .invalid(id: nil, error: .invalidRequest("a message is a JSON object"))
         case .object:
             break
-        case .other:
-            // Either not JSON at all, or JSON that is not an object: tell them apart for a precise error.
-            if (try? JSONDecoder().decode(JSONValue.self, from: line)) != nil {
-                return .invalid(id: nil, error: .invalidRequest("a message is a JSON object"))
-            }
-            return .invalid(id: nil, error: .parseError("the line is not JSON"))
         }
         let envelope: Envelope
         do {
@@ -111,48 +107,5 @@ struct Envelope: Decodable {
         }
         if let requestID { return .request(id: requestID, method: name, line: line) }
         return .notification(method: name, line: line)
-    }
-}
-
-// MARK: - Nesting
-
-/// A quick look at a line before a JSON parser recurses into it.
-enum JSONShape {
-    case object, array, other, tooDeep, controlCharacterInString
-
-    /// The kind of the top-level value, `tooDeep` when brackets nest deeper than `maxDepth` outside
-    /// strings, or `controlCharacterInString` for a raw byte below 0x20 in a string, which JSON forbids
-    /// and the parser would otherwise report only when (and if) that value is read.
-    static func scan(_ line: Data, maxDepth: Int) -> JSONShape {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        var first: UInt8?
-        for byte in line {
-            if inString {
-                if byte < 0x20 { return .controlCharacterInString }
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"):
-                continue
-            case UInt8(ascii: "\""):
-                inString = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-                if depth > maxDepth { return .tooDeep }
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-            default:
-                break
-            }
-            if first == nil { first = byte }
-        }
-        switch first {
-        case UInt8(ascii: "{"): return .object
-        case UInt8(ascii: "["): return .array
-        default: return .other
-        }
     }
 }

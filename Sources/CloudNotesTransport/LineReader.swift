@@ -45,7 +45,10 @@ public final class LineReader: Sendable {
             guard count > 0 else { break }
             var start = 0
             while start < count {
-                let newline = chunk[start..<count].firstIndex(of: UInt8(ascii: "\n"))
+                let newline = chunk.withUnsafeBytes { buffer -> Int? in
+                    let base = buffer.baseAddress!
+                    return memchr(base + start, Int32(UInt8(ascii: "\n")), count - start).map { base.distance(to: UnsafeRawPointer($0)) }
+                }
                 let end = newline ?? count
                 if droppedBytes > 0 {
                     droppedBytes += end - start

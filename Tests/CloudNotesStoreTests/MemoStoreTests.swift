@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import CloudNotesStore
@@ -75,6 +76,17 @@ struct MemoStoreTests {
         #expect(try store.count(filter: SearchFilter(query)) == expected, "\(query)")
     }
 
+    @Test("a query with a NUL finds only the memos that hold it")
+    func nulQueries() throws {
+        // Not a parameterized test: the test runner's console cannot print arguments holding a NUL.
+        let store = try MemoStore()
+        _ = try store.create(text: "before\u{0}after", now: 1, filter: nil)
+        _ = try store.create(text: "no nul here", now: 1, filter: nil)
+        for query in ["\u{0}", "e\u{0}", "\u{0}af", "before\u{0}after"] {
+            #expect(try store.count(filter: SearchFilter(query)) == 1, "\(query.unicodeScalars.map(\.value))")
+        }
+    }
+
     @Test("the list is newest first; imported memos with one timestamp keep the file's order, call after call")
     func stableOrder() throws {
         let store = try MemoStore()
@@ -88,12 +100,47 @@ struct MemoStoreTests {
         #expect(try store.index(of: page[20].id, filter: nil) == 20)
     }
 
-    @Test("a cancelled import stores nothing")
-    func cancelledImport() throws {
+    @Test("an import's memos stay hidden until all are in; a cancelled one leaves nothing")
+    func importIsAllOrNothing() throws {
         let store = try MemoStore()
+        _ = try store.create(text: "already here", now: 1, filter: nil)
         let entries = (0..<5000).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) }
-        #expect(throws: StoreError.cancelled) { try store.importMemos(entries, isCancelled: { true }) }
-        #expect(try store.count(filter: nil) == 0)
+        let seenDuringImport = Mutex<[Int]>([])
+        let imported = try store.importMemos(entries, chunkSize: 1000, progress: { _ in
+            let visible = (try? store.count(filter: nil)) ?? -1
+            seenDuringImport.withLock { $0.append(visible) }
+        })
+        #expect(imported == 5000)
+        #expect(seenDuringImport.withLock { $0 } == [1, 1, 1, 1, 1])
+        #expect(try store.count(filter: nil) == 5001)
+        #expect(try store.count(filter: SearchFilter("memo 4999")) == 1)
+
+        let chunks = Mutex(0)
+        #expect(throws: StoreError.cancelled) {
+            try store.importMemos(entries, chunkSize: 1000, isCancelled: { chunks.withLock { $0 } >= 2 }, progress: { _ in chunks.withLock { $0 += 1 } })
+        }
+        #expect(try store.count(filter: nil) == 5001)
+        let leftovers = try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo WHERE importBatch IS NOT NULL") }
+        #expect(leftovers == 0)
+    }
+
+    @Test("memos of an import whose process died are removed when the store is opened")
+    func abandonedImports() throws {
+        let path = temporaryStorePath()
+        do {
+            let store = try MemoStore(path: path)
+            _ = try store.create(text: "kept", now: 1, filter: nil)
+            try store.writer.write { db in
+                try db.execute(sql: """
+                    INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
+                    VALUES ('x', X'61', 'a', '', 1, 1, 1, 99, 0, '2147483646 dead')
+                    """)
+            }
+            #expect(try store.count(filter: nil) == 1)
+        }
+        let reopened = try MemoStore(path: path)
+        let rows = try reopened.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo") }
+        #expect(rows == 1)
     }
 
     @Test("search is never stale: it sees every committed change, also after reopening")

@@ -49,6 +49,13 @@ struct MessageDecoderTests {
         #expect(error(#"{"jsonrpc":"2.0","id":1}"#)?.code == -32600)
         #expect(error(Data([0x7B, 0xFF, 0xFE, 0x7D]))?.code == -32700)
         #expect(error(#"{"jsonrpc":"2.0","id":1,"result":null}"#)! == (nil, -32600))
+        for notJSON in [#"{"jsonrpc":"2.0","id":1,"method":"m",}"#, #"{"jsonrpc":"2.0","id":1,"method":"m","params":{"limit":[1,]}}"#,
+                        #"{"jsonrpc":"2.0","id":1,"method":"m","params":{"offset":01}}"#, #"{"a":1} {"b":2}"#, #"{"a":tru}"#,
+                        #"{"a":"\x"}"#, #"{"a":"\u12"}"#, #"{"a":1.}"#, #"{"a":-}"#, #"{"a" 1}"#, #"{1:2}"#, #"{"a":1"#, #"{"a":"b"#,
+                        #"{"a":NaN}"#, "{\"a\":1}\u{0}"] {
+            #expect(error(notJSON)! == (nil, -32700), "\(notJSON)")
+        }
+        #expect(error(#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1e400,-0.5E-3,true,false,null,"\u00e9\n"]}}"#) == nil)
         #expect(error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"text\":\"a\u{0}b\"}}")! == (nil, -32700))
         #expect(error("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"text\":\"a\tb\"}}")! == (nil, -32700))
         #expect(error(Data(#"{"jsonrpc":"2.0",\#u{0}"id":1,"method":"memo/list"}"#.utf8))?.code == -32700)

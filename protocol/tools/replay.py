@@ -508,7 +508,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--record", action="store_true",
                         help="print the client lines with what the server actually answers, instead of checking")
     args = parser.parse_args(argv)
-    binary = args.bin or default_binary()
+    binary = os.path.abspath(args.bin) if args.bin else default_binary()
 
     if args.record:
         for path in args.files:

@@ -1,0 +1,92 @@
+import Foundation
+import GRDB
+
+// MARK: - Import
+
+extension MemoStore {
+    /// Adds `memos`, all of them or, if cancelled, failed or interrupted, none.
+    ///
+    /// The memos go in by chunks, each its own short transaction, so that interactive writes are never
+    /// queued behind a whole import. They stay hidden (`importBatch` set) until one last transaction
+    /// shows them all at once with fresh sequence numbers. A cancelled or failed import removes its
+    /// chunks; one whose process died is removed when a store is next opened. Among memos with the
+    /// same timestamp the list shows them in the order given.
+    public func importMemos(
+        _ memos: [NewMemo], chunkSize: Int = 1000, isCancelled: @Sendable () -> Bool = { false },
+        progress: @Sendable (Int) -> Void = { _ in }
+    ) throws -> Int {
+        let batch = "\(getpid()) \(UUID().uuidString)"
+        do {
+            // The list shows the highest seq first among equal timestamps: insert the last entry first.
+            let ordered = Array(memos.reversed())
+            var done = 0
+            for start in stride(from: 0, to: ordered.count, by: chunkSize) {
+                if isCancelled() { throw StoreError.cancelled }
+                let chunk = ordered[start..<min(start + chunkSize, ordered.count)]
+                try write { db in try Self.insert(chunk, batch: batch, db) }
+                done += chunk.count
+                progress(done)
+            }
+            if isCancelled() { throw StoreError.cancelled }
+            try write { db in try Self.publish(batch: batch, db) }
+            return memos.count
+        } catch {
+            try? discard(batch: batch)
+            throw error
+        }
+    }
+
+    private static func insert(_ chunk: ArraySlice<NewMemo>, batch: String, _ db: Database) throws {
+        var seq = try nextSeq(db)
+        // One prepared statement for every row: a record insert per row costs several times more.
+        let insert = try db.cachedStatement(sql: """
+            INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
+            VALUES (?, ?, ?, ?, ?, ?, 1, ?, 0, ?)
+            """)
+        for entry in chunk {
+            let memo = StoredMemo(
+                id: UUID().uuidString.lowercased(), text: entry.text, createdAt: entry.modifiedAt,
+                modifiedAt: entry.modifiedAt, seq: seq)
+            try insert.execute(arguments: [
+                memo.id, Data(memo.text.utf8), memo.title, memo.preview, memo.createdAt, memo.modifiedAt, seq, batch,
+            ])
+            seq += 1
+        }
+    }
+
+    /// Shows a finished import's memos, renumbered after every change made while it ran, so that
+    /// whoever reads changes by sequence number sees them as new.
+    private static func publish(batch: String, _ db: Database) throws {
+        guard let first = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM memo WHERE importBatch = ?", arguments: [batch])
+        else { return }
+        let base = try nextSeq(db)
+        try db.execute(
+            sql: "UPDATE memo SET importBatch = NULL, seq = ? + seq - ? WHERE importBatch = ?",
+            arguments: [base, first, batch])
+    }
+
+    /// Removes the memos of an unfinished import, a chunk per transaction.
+    func discard(batch: String) throws {
+        var removed = 0
+        repeat {
+            removed = try write { db in
+                try db.execute(
+                    sql: "DELETE FROM memo WHERE localID IN (SELECT localID FROM memo WHERE importBatch = ? LIMIT 1000)",
+                    arguments: [batch])
+                return db.changesCount
+            }
+        } while removed > 0
+    }
+
+    /// Removes what imports left behind when their process died mid-way.
+    func discardAbandonedImports() throws {
+        let batches = try writer.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT importBatch FROM memo WHERE importBatch IS NOT NULL")
+        }
+        for batch in batches {
+            let pid = pid_t(batch.split(separator: " ").first.flatMap { Int32($0) } ?? 0)
+            let isRunning = pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM)
+            if !isRunning { try discard(batch: batch) }
+        }
+    }
+}

@@ -1,0 +1,186 @@
+"""memo/search: case-insensitive substrings of any language and length, literal special characters,
+never stale."""
+
+import signal
+
+import pytest
+
+MEMOS = {
+    "apple": "Apple Pie\nbake at 180 degrees",
+    "meeting": "회의록 메모\n참석: 세 명",
+    "memo_pad": "The word 메모장 means memo pad",
+    "shopping": "장보기\n우유, 계란",
+    "percent": "Discount 50% off_sale today",
+    "quotes": 'He said "hello" and \'bye\' (twice) * AND OR NEAR',
+    "backslash": "path C:\\Users\\kim\\notes.txt",
+    "mixed": "MiXeD CaSe ÉCOLE straße Ωmega",
+    "plain": "nothing special here",
+}
+
+
+@pytest.fixture
+def corpus(client):
+    ids = {}
+    for key, text in MEMOS.items():
+        ids[key] = client.create(text)["id"]
+    client.mirror.check()
+    return client, ids
+
+
+def found(client, query):
+    result = client.call("memo/search", {"query": query})
+    assert result["query"] == query
+    listing = client.list_all()
+    assert listing["total"] == result["total"]
+    assert [r["id"] for r in listing["rows"]][:100] == [r["id"] for r in result["rows"]]
+    client.mirror.check()
+    return {r["id"] for r in listing["rows"]}
+
+
+def expect(client, ids, query, keys):
+    # The expectation, checked against Python's own case-insensitive substring test.
+    assert set(keys) == {k for k, text in MEMOS.items() if query.lower() in text.lower()}, "bad test data"
+    got = found(client, query)
+    want = {ids[k] for k in keys}
+    names = {v: k for k, v in ids.items()}
+    assert got == want, f"query {query!r}: found {sorted(names.get(i, i) for i in got)}, expected {sorted(keys)}"
+
+
+@pytest.mark.parametrize("query, keys", [
+    ("apple", ["apple"]),
+    ("APPLE", ["apple"]),
+    ("pPlE p", ["apple"]),
+    ("180", ["apple"]),
+    ("e", ["apple", "memo_pad", "quotes", "mixed", "plain", "percent", "backslash"]),
+    ("p", ["apple", "memo_pad", "plain", "backslash"]),
+    ("P", ["apple", "memo_pad", "plain", "backslash"]),
+    ("ap", ["apple"]),
+    ("AP", ["apple"]),
+    ("메", ["meeting", "memo_pad"]),
+    ("메모", ["meeting", "memo_pad"]),
+    ("메모장", ["memo_pad"]),
+    ("회의록 메모", ["meeting"]),
+    ("우", ["shopping"]),
+    ("계란", ["shopping"]),
+    ("word 메모", ["memo_pad"]),
+    ("nothing special here", ["plain"]),
+    ("not there", []),
+    ("없음", []),
+    ("z", []),
+])
+def test_case_insensitive_substring_of_any_length(corpus, query, keys):
+    client, ids = corpus
+    expect(client, ids, query, keys)
+
+
+@pytest.mark.parametrize("query, keys", [
+    ("%", ["percent"]),
+    ("50%", ["percent"]),
+    ("0%", ["percent"]),
+    ("_", ["percent"]),
+    ("f_", ["percent"]),
+    ("off_sale", ["percent"]),
+    ('"', ["quotes"]),
+    ('"h', ["quotes"]),
+    ('"hello"', ["quotes"]),
+    ("'bye'", ["quotes"]),
+    ("(twice)", ["quotes"]),
+    ("* AND OR NEAR", ["quotes"]),
+    ("AND", ["quotes"]),
+    ("\\", ["backslash"]),
+    ("\\U", ["backslash"]),
+    ("C:\\Users\\", ["backslash"]),
+    ("%%", []),
+    ("__", []),
+    ("a%e", []),
+    ("a_p", []),
+])
+def test_special_characters_are_literal(corpus, query, keys):
+    client, ids = corpus
+    expect(client, ids, query, keys)
+
+
+@pytest.mark.parametrize("query, keys", [
+    ("mixed case", ["mixed"]),
+    ("école", ["mixed"]),
+    ("ÉCOLE", ["mixed"]),
+    ("éc", ["mixed"]),
+    ("Éc", ["mixed"]),
+    ("é", ["mixed"]),
+    ("ω", ["mixed"]),
+    ("ωm", ["mixed"]),
+    ("ΩMEGA", ["mixed"]),
+])
+def test_case_folding_beyond_ascii(corpus, query, keys):
+    client, ids = corpus
+    expect(client, ids, query, keys)
+
+
+def test_two_character_non_ascii_query_in_mixed_case(client):
+    """`éA` in a text is found by `éa`, `Éa`, `ÉA` and `éA`, as a case-insensitive match must."""
+    mixed = client.create("CAFéAU")
+    client.create("cafe au lait")
+    for query in ("éA", "ÉA", "Éa", "éa", "éau", "ÉAU", "fÉa"):
+        result = client.call("memo/search", {"query": query})
+        assert {r["id"] for r in result["rows"]} == {mixed["id"]}, f"query {query!r} misses 'CAFéAU'"
+    client.mirror.check()
+
+
+def test_empty_query_clears_the_filter(corpus):
+    client, ids = corpus
+    assert len(found(client, "apple")) == 1
+    result = client.call("memo/search", {"query": ""})
+    assert result["total"] == len(MEMOS)
+    assert client.mirror.check()["total"] == len(MEMOS)
+
+
+def test_query_with_a_nul_character(client):
+    with_nul = client.create("before\u0000after")
+    client.create("no nul here")
+    for query in ("\u0000", "e\u0000", "before\u0000after", "\u0000af"):
+        result = client.call("memo/search", {"query": query})
+        assert [r["id"] for r in result["rows"]] == [with_nul["id"]], f"query {query!r}"
+        # The filter stays usable.
+        assert client.call("memo/list", {})["total"] == 1
+    client.mirror.check()
+
+
+def test_search_sees_every_acknowledged_write(client):
+    memo = client.create("first draft about zebras")
+    assert len(found(client, "zebra")) == 1
+    client.call("memo/update", {"id": memo["id"], "text": "now about 얼룩말 instead"})
+    assert found(client, "zebra") == set()
+    assert found(client, "얼룩말") == {memo["id"]}
+    assert found(client, "얼룩") == {memo["id"]}
+    assert found(client, "룩") == {memo["id"]}
+    other = client.call("memo/import", {"memos": [{"title": "imported zebra", "body": "얼룩말", "last_modified": 1}]})
+    assert other == {"imported": 1}
+    assert len(found(client, "얼룩말")) == 2
+    client.call("memo/delete", {"id": memo["id"]})
+    assert memo["id"] not in found(client, "얼룩말")
+    assert len(found(client, "룩")) == 1
+
+
+def test_search_after_a_crash_sees_every_acknowledged_write(servers):
+    first = servers.start()
+    first.initialize()
+    memo = first.create("검색 색인 테스트 alpha")
+    first.call("memo/update", {"id": memo["id"], "text": "검색 색인 테스트 omega"})
+    first.create("second 메모")
+    first.proc.send_signal(signal.SIGKILL)
+    first.wait()
+    second = servers.start()
+    second.initialize()
+    for query, total in [("omega", 1), ("alpha", 0), ("색인", 1), ("색", 1), ("메모", 1), ("메", 1), ("테스트 o", 1)]:
+        assert second.call("memo/search", {"query": query})["total"] == total, query
+
+
+def test_search_of_a_5000_memo_store_is_correct(client):
+    entries = [{"title": f"entry {i}", "body": ("짝수" if i % 2 == 0 else "홀수") + f" #{i:05d}", "last_modified": 1_600_000_000 + i}
+               for i in range(5000)]
+    client.call("memo/import", {"memos": entries}, timeout=60)
+    assert client.call("memo/search", {"query": "짝수"})["total"] == 2500
+    assert client.call("memo/search", {"query": "홀"})["total"] == 2500
+    assert client.call("memo/search", {"query": "#0499"})["total"] == 10
+    assert client.call("memo/search", {"query": "ENTRY 4999"})["total"] == 1
+    client.mirror.check()
