@@ -36,6 +36,8 @@ public struct ServerConfiguration: Sendable {
 ///    requests overtake them. An import's effect on the list reaches the split view as one step taken
 ///    between two requests (`list/didReset`), never in the middle of one.
 /// 4. `shutdown` waits for background requests; at end of input, the server finishes them, then exits.
+/// 5. The background indexer (imported and long memos into the full-text index) works only while the
+///    client has been quiet for a moment, one short transaction at a time: any request overtakes it.
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
 /// actor awaited one message at a time, and everything shared across threads is `Sendable`.
 public final class Server: Sendable {
@@ -44,6 +46,7 @@ public final class Server: Sendable {
     let decoder: MessageDecoder
     let dispatcher: Dispatcher
     let cancellations = CancellationRegistry()
+    let indexer: BackgroundIndexer
     let logger: Logger
 
     public init(store: MemoStore, input: Int32, output: Int32, configuration: ServerConfiguration = .standard, logger: Logger) {
@@ -51,6 +54,7 @@ public final class Server: Sendable {
         writer = MessageWriter(fileDescriptor: output)
         decoder = MessageDecoder(maxNestingDepth: configuration.limits.maxNestingDepth)
         dispatcher = Dispatcher(store: store, writer: writer, configuration: configuration, cancellations: cancellations, logger: logger)
+        indexer = BackgroundIndexer(store: store, logger: logger)
         self.logger = logger
     }
 
@@ -59,8 +63,12 @@ public final class Server: Sendable {
         let (messages, continuation) = AsyncStream.makeStream(of: IncomingMessage.self)
         let decoder = decoder
         let cancellations = cancellations
+        let indexer = indexer
+        indexer.start()
+        defer { indexer.stop() }
         reader.start(
             onFrame: { frame in
+                indexer.noteActivity()
                 let message = decoder.decode(frame)
                 if case .notification(CancelRequestNotification.method, let line) = message {
                     if let cancel = try? ParamsDecoding.decode(CancelRequestNotification.self, from: line) {

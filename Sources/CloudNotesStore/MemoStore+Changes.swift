@@ -21,7 +21,8 @@ extension MemoStore {
         try write { db in
             var memo = StoredMemo(id: id, text: text, createdAt: now, modifiedAt: now, seq: try Self.nextSeq(db))
             try memo.insert(db)
-            return ListChange(memo: memo, indexBefore: nil, indexAfter: try Self.index(of: memo, filter: filter, db))
+            try cacheInsert(memo, db)
+            return ListChange(memo: memo, indexBefore: nil, indexAfter: try index(of: memo, filter: filter, db))
         }
     }
 
@@ -30,17 +31,19 @@ extension MemoStore {
         try write { db in
             guard var memo = try Self.liveMemo(id: id, db) else { throw StoreError.memoNotFound(id: id) }
             if let baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
-            let before = try Self.index(of: memo, filter: filter, db)
+            let before = try index(of: memo, filter: filter, db)
             if memo.text == text {
                 return ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false)
             }
+            cacheRemove(memo)
             memo.setText(text)
             // Never backwards: a memo that was edited is at least as new as it was.
             memo.modifiedAt = max(now, memo.modifiedAt)
             memo.version += 1
             memo.seq = try Self.nextSeq(db)
             try memo.update(db)
-            return ListChange(memo: memo, indexBefore: before, indexAfter: try Self.index(of: memo, filter: filter, db))
+            try cacheInsert(memo, db)
+            return ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db))
         }
     }
 
@@ -54,8 +57,10 @@ extension MemoStore {
                 throw StoreError.memoNotFound(id: id)
             }
             if onlyIfBlank, !memo.text.allSatisfy(\.isWhitespace) { return nil }
-            let before = try Self.index(of: memo, filter: filter, db)
+            let before = try index(of: memo, filter: filter, db)
+            cacheRemove(memo)
             memo.deleted = true
+            memo.indexed = false  // a tombstone leaves the full-text index
             memo.modifiedAt = max(now, memo.modifiedAt)
             memo.version += 1
             memo.seq = try Self.nextSeq(db)
@@ -75,12 +80,19 @@ extension MemoStore {
     }
 
     /// Runs `body` in a write transaction, turning disk failures into `StoreError.writeFailed`.
+    ///
+    /// The list orders in memory follow the transaction; if it fails, they are rebuilt from the file.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            return try writer.write(body)
+            return try writer.write { db in
+                try dropCacheIfChangedElsewhere(db)
+                return try body(db)
+            }
         } catch let error as StoreError {
+            cache.invalidate()
             throw error
         } catch let error as DatabaseError {
+            cache.invalidate()
             switch error.resultCode {
             case .SQLITE_FULL: throw StoreError.writeFailed("the disk is full")
             case .SQLITE_READONLY: throw StoreError.writeFailed("the store is read-only")

@@ -28,7 +28,7 @@ extension MemoStore {
                 progress(done)
             }
             if isCancelled() { throw StoreError.cancelled }
-            try write { db in try Self.publish(batch: batch, db) }
+            try write { db in try publish(batch: batch, db) }
             return memos.count
         } catch {
             try? discard(batch: batch)
@@ -56,13 +56,14 @@ extension MemoStore {
 
     /// Shows a finished import's memos, renumbered after every change made while it ran, so that
     /// whoever reads changes by sequence number sees them as new.
-    private static func publish(batch: String, _ db: Database) throws {
+    private func publish(batch: String, _ db: Database) throws {
         guard let first = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM memo WHERE importBatch = ?", arguments: [batch])
         else { return }
-        let base = try nextSeq(db)
+        let base = try Self.nextSeq(db)
         try db.execute(
             sql: "UPDATE memo SET importBatch = NULL, seq = ? + seq - ? WHERE importBatch = ?",
             arguments: [base, first, batch])
+        cache.invalidate()  // rebuilt at the next read, in one pass
     }
 
     /// Removes the memos of an unfinished import, a chunk per transaction.
@@ -87,6 +88,34 @@ extension MemoStore {
             let pid = pid_t(batch.split(separator: " ").first.flatMap { Int32($0) } ?? 0)
             let isRunning = pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM)
             if !isRunning { try discard(batch: batch) }
+        }
+    }
+}
+
+// MARK: - Background indexing
+
+extension MemoStore {
+    /// Adds to the full-text index some of the memos it does not hold yet (imports, long texts), about
+    /// `byteBudget` bytes of text in one short transaction. Returns how many it indexed; 0 when none is left.
+    ///
+    /// Searches are right whether or not this has run: they read unindexed memos' text directly.
+    public func indexPendingMemos(byteBudget: Int = 64 * 1024) throws -> Int {
+        try write { db in
+            let candidates = try Row.fetchAll(db, sql: """
+                SELECT localID, length(text) FROM memo
+                WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL LIMIT 500
+                """)
+            var chosen: [Int64] = []
+            var bytes = 0
+            for row in candidates {
+                let length: Int = row[1]
+                if !chosen.isEmpty, bytes + length > byteBudget { break }
+                chosen.append(row[0])
+                bytes += length
+            }
+            guard !chosen.isEmpty else { return 0 }
+            try db.execute(sql: "UPDATE memo SET indexed = 1 WHERE localID IN (\(chosen.map(String.init).joined(separator: ",")))")
+            return chosen.count
         }
     }
 }

@@ -24,29 +24,32 @@ extension MemoStore {
                 t.column("deleted", .boolean).notNull().defaults(to: false)
                 // Set while an import is still adding its memos; they stay hidden until it is done.
                 t.column("importBatch", .text)
+                // Whether `text` is in the full-text index. Long texts and imports are indexed later,
+                // in the background; until then a search reads their text directly (see SearchFilter).
+                t.column("indexed", .boolean).notNull().defaults(to: false)
             }
-            // The list order, over visible memos only.
             try db.execute(sql: """
                 CREATE INDEX memo_order ON memo(modifiedAt DESC, seq DESC) WHERE deleted = 0 AND importBatch IS NULL;
                 CREATE INDEX memo_import ON memo(importBatch) WHERE importBatch IS NOT NULL;
-                CREATE VIEW live_memo AS SELECT localID, text FROM memo WHERE deleted = 0;
+                CREATE INDEX memo_unindexed ON memo(localID) WHERE indexed = 0 AND deleted = 0;
+                CREATE VIEW indexed_memo AS SELECT localID, text FROM memo WHERE indexed = 1;
                 CREATE VIRTUAL TABLE memo_fts USING fts5(
-                    text, content='live_memo', content_rowid='localID', tokenize='trigram');
+                    text, content='indexed_memo', content_rowid='localID', tokenize='trigram');
                 """)
-            // The index follows the table inside every write transaction, so a search never sees a
-            // stale state, not even after a crash. Tombstones leave the index.
+            // The index holds exactly the rows marked `indexed`, kept so inside every write transaction:
+            // a search never sees a stale state, not even after a crash.
             try db.execute(sql: """
-                CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo WHEN new.deleted = 0 BEGIN
+                CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo WHEN new.indexed BEGIN
                     INSERT INTO memo_fts(rowid, text) VALUES (new.localID, new.text);
                 END;
-                CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo WHEN old.deleted = 0 BEGIN
+                CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo WHEN old.indexed BEGIN
                     INSERT INTO memo_fts(memo_fts, rowid, text) VALUES ('delete', old.localID, old.text);
                 END;
-                CREATE TRIGGER memo_fts_update AFTER UPDATE OF text, deleted ON memo BEGIN
+                CREATE TRIGGER memo_fts_update AFTER UPDATE OF text, indexed ON memo BEGIN
                     INSERT INTO memo_fts(memo_fts, rowid, text)
-                        SELECT 'delete', old.localID, old.text WHERE old.deleted = 0;
+                        SELECT 'delete', old.localID, old.text WHERE old.indexed;
                     INSERT INTO memo_fts(rowid, text)
-                        SELECT new.localID, new.text WHERE new.deleted = 0;
+                        SELECT new.localID, new.text WHERE new.indexed;
                 END;
                 """)
         }

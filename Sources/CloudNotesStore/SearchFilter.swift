@@ -24,12 +24,15 @@ public struct SearchFilter: Sendable, Hashable {
 
     var containsNUL: Bool { query.utf8.contains(0) }
 
-    /// An SQL condition on the `memo` table that is true for the matching memos.
-    var condition: SQL {
-        if usesIndex {
-            let phrase = "\"" + query.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            return "memo.localID IN (SELECT rowid FROM memo_fts WHERE memo_fts MATCH \(phrase))"
-        }
+    /// The FTS5 query for the trigram index: the query as one quoted phrase. Nil when the index
+    /// cannot answer the query (shorter than a trigram, or holding a NUL).
+    var indexPhrase: String? {
+        usesIndex ? "\"" + query.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : nil
+    }
+
+    /// An SQL condition, true for memos whose own text holds the query: what a search checks for
+    /// the memos the index does not hold (see `MemoStore.matches`).
+    var textCondition: SQL {
         if containsNUL {
             // Bound as bytes: text arguments end at the first NUL.
             return "cloudnotes_contains(memo.text, \(Data(query.utf8)))"
@@ -44,6 +47,16 @@ public struct SearchFilter: Sendable, Hashable {
             return "instr(memo.text, \(query)) > 0"  // no letter with a case (Korean, digits): a plain byte search
         }
         return "cloudnotes_contains(memo.text, \(query))"
+    }
+
+    /// An SQL condition on `memo`, true for the memos that match: through the index for the memos it
+    /// holds, through their text for the others.
+    var condition: SQL {
+        guard let indexPhrase else { return textCondition }
+        return """
+            (CASE WHEN memo.indexed THEN memo.localID IN (SELECT rowid FROM memo_fts WHERE memo_fts MATCH \(indexPhrase)) \
+            ELSE \(textCondition) END)
+            """
     }
 
     /// `cloudnotes_contains(text, query)`: whether `text` contains `query`, ignoring case as the trigram

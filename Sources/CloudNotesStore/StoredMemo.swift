@@ -25,11 +25,13 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     public var deleted: Bool
     /// The import still adding this memo, if any; hidden until that import finishes.
     public var importBatch: String?
+    /// Whether the text is in the full-text index (else a search reads it directly).
+    public var indexed: Bool
 
 
     /// What the list shows of this memo.
     public var listed: ListedMemo {
-        ListedMemo(id: id, title: title, preview: preview, modifiedAt: modifiedAt, seq: seq)
+        ListedMemo(localID: localID ?? 0, id: id, title: title, preview: preview, modifiedAt: modifiedAt, seq: seq)
     }
 
     /// The key the list is sorted by, newest first.
@@ -56,6 +58,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         seq = row["seq"]
         deleted = row["deleted"]
         importBatch = row["importBatch"]
+        indexed = row["indexed"]
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -70,15 +73,21 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         container["seq"] = seq
         container["deleted"] = deleted
         container["importBatch"] = importBatch
+        container["indexed"] = indexed
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {
         localID = inserted.rowID
     }
 
+    /// Texts up to this many bytes are indexed in the transaction that writes them; longer ones (a
+    /// long memo being typed in) later, in the background, so a keystroke never re-indexes 100 KB.
+    static let inlineIndexLimit = 16 * 1024
+
     /// Sets the text and everything derived from it.
     mutating func setText(_ newText: String) {
         text = newText
+        indexed = newText.utf8.count <= Self.inlineIndexLimit
         let derived = MemoText(newText)
         // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them. The list shows
         // at most `MemoText.listTitleLength` characters of a title, so a one-line megabyte memo makes a
@@ -98,6 +107,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         self.seq = seq
         self.deleted = false
         self.importBatch = nil
+        self.indexed = false
         setText(text)
     }
 }
@@ -106,6 +116,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
 
 /// What the list shows of a memo, without its (possibly long) text.
 public struct ListedMemo: Sendable, Hashable, FetchableRecord, Decodable {
+    var localID: Int64
     public var id: String
     public var title: String
     public var preview: String

@@ -24,6 +24,11 @@ struct StoreOptions: ParsableArguments {
         valueName: "path"))
     var store: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "committed: a change is acknowledged once committed to the write-ahead log (survives a killed process); synced: also after fsync (survives a power cut, slower).",
+        valueName: "mode"))
+    var durability: MemoStore.Durability = .committed
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .info
 
@@ -44,6 +49,7 @@ struct StoreOptions: ParsableArguments {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension MemoStore.Durability: ExpressibleByArgument {}
 
 // MARK: - serve
 
@@ -62,7 +68,7 @@ struct Serve: AsyncParsableCommand {
         let logger = LogSetup.bootstrap(level: options.logLevel, file: options.logFile)
         let store: MemoStore
         do {
-            store = try MemoStore(path: options.storePath)
+            store = try MemoStore(path: options.storePath, durability: options.durability)
         } catch {
             logger.critical("cannot open the store: \(error)")
             throw ExitCode(2)

@@ -158,6 +158,39 @@ struct MemoStoreTests {
         #expect(try reopened.integrityCheck() == "ok")
     }
 
+    @Test("a long text is indexed in the background, and found by search before and after")
+    func deferredIndexing() throws {
+        let store = try MemoStore()
+        let long = "needle " + String(repeating: "긴 메모 long text ", count: 2_000)
+        let memo = try store.create(text: long, now: 1, filter: nil).memo
+        #expect(!memo.indexed)
+        #expect(try store.count(filter: SearchFilter("needle")) == 1)
+        #expect(try store.count(filter: SearchFilter("긴 메모")) == 1)
+        #expect(try store.indexPendingMemos() == 1)
+        #expect(try store.indexPendingMemos() == 0)
+        #expect(try store.count(filter: SearchFilter("needle")) == 1)
+        let ftsRows = try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo_fts WHERE memo_fts MATCH '\"needle\"'") }
+        #expect(ftsRows == 1)
+        // An edit takes it out of the index again; search still finds the new text and not the old.
+        _ = try store.update(id: memo.id, text: "haystack " + long.dropFirst(7), baseVersion: nil, now: 2, filter: nil)
+        #expect(try store.count(filter: SearchFilter("needle")) == 0)
+        #expect(try store.count(filter: SearchFilter("haystack")) == 1)
+    }
+
+    @Test("a change made through another connection is seen: the orders in memory are rebuilt")
+    func otherConnections() throws {
+        let path = temporaryStorePath()
+        let first = try MemoStore(path: path)
+        let second = try MemoStore(path: path)
+        _ = try first.create(text: "one", now: 1, filter: nil)
+        #expect(try second.count(filter: nil) == 1)
+        #expect(try second.count(filter: SearchFilter("one")) == 1)
+        let memo = try second.create(text: "two", now: 2, filter: nil).memo
+        #expect(try first.count(filter: nil) == 2)
+        #expect(try first.index(of: memo.id, filter: nil) == 0)
+        #expect(try first.count(filter: SearchFilter("one")) == 1)
+    }
+
     @Test("the folder is created 0700 and the file 0600")
     func permissions() throws {
         let path = temporaryStorePath()

@@ -1,0 +1,145 @@
+import GRDB
+import Synchronization
+
+// MARK: - The list orders in memory
+
+/// The list orders the store keeps in memory: every visible memo, and the memos that match the filter
+/// asked for last. They are only read and changed on the store's writer connection, in step with the
+/// writes, and dropped whenever another connection (another process) has committed.
+final class ListCache: Sendable {
+    struct State: Sendable {
+        var all: ListOrder?
+        var filtered: FilteredOrder?
+        /// `PRAGMA data_version` of the writer connection when the orders were last known good.
+        var dataVersion: Int64?
+    }
+
+    struct FilteredOrder: Sendable {
+        var filter: SearchFilter
+        var order: ListOrder
+    }
+
+    let state = Mutex(State())
+
+    func invalidate() {
+        state.withLock { $0 = State() }
+    }
+}
+
+extension MemoStore {
+    /// Runs `body` on the writer connection, outside a transaction: reads that use the list orders.
+    func serialized<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.writeWithoutTransaction { db in
+            try dropCacheIfChangedElsewhere(db)
+            return try body(db)
+        }
+    }
+
+    /// Forgets the orders when a commit from another connection changed the file since they were built.
+    func dropCacheIfChangedElsewhere(_ db: Database) throws {
+        let version = try Int64.fetchOne(db, sql: "PRAGMA data_version")
+        cache.state.withLock { state in
+            if state.dataVersion != version { state = ListCache.State(dataVersion: version) }
+        }
+    }
+
+    // MARK: Positions
+
+    /// The memo's index in the list under `filter`; nil when it is not in that list.
+    func index(of memo: StoredMemo, filter: SearchFilter?, _ db: Database) throws -> Int? {
+        guard !memo.deleted, memo.importBatch == nil else { return nil }
+        return try withOrder(filter: filter, db) { $0.index(of: memo.orderKey) }
+    }
+
+    func count(filter: SearchFilter?, _ db: Database) throws -> Int {
+        try withOrder(filter: filter, db) { $0.count }
+    }
+
+    func page(filter: SearchFilter?, offset: Int, limit: Int, _ db: Database) throws -> [ListedMemo] {
+        let localIDs = try withOrder(filter: filter, db) { $0.page(offset: offset, limit: limit) }
+        guard !localIDs.isEmpty else { return [] }
+        let rows = try ListedMemo.fetchAll(
+            db, sql: "SELECT localID, id, title, preview, modifiedAt, seq FROM memo WHERE localID IN (\(localIDs.map(String.init).joined(separator: ",")))")
+        let byLocalID = Dictionary(rows.map { ($0.localID, $0) }, uniquingKeysWith: { first, _ in first })
+        return localIDs.compactMap { byLocalID[$0] }
+    }
+
+    /// Runs `body` with the order of the list under `filter`, building it first if needed.
+    private func withOrder<T: Sendable>(filter: SearchFilter?, _ db: Database, _ body: (ListOrder) -> T) throws -> T {
+        if let result = cache.state.withLock({ state -> T? in
+            if let filter {
+                guard let filtered = state.filtered, filtered.filter == filter else { return nil }
+                return body(filtered.order)
+            }
+            return state.all.map(body)
+        }) {
+            return result
+        }
+        try loadAll(db)
+        if let filter {
+            let matching = try Set(matchingLocalIDs(filter, db))
+            cache.state.withLock { state in
+                let entries = state.all?.entries.filter { matching.contains($0.localID) } ?? []
+                state.filtered = ListCache.FilteredOrder(filter: filter, order: ListOrder(ascending: entries))
+            }
+        }
+        return try cache.state.withLock { state in
+            guard let order = filter == nil ? state.all : state.filtered?.order else { throw StoreError.writeFailed("list order unavailable") }
+            return body(order)
+        }
+    }
+
+    private func loadAll(_ db: Database) throws {
+        guard cache.state.withLock({ $0.all == nil }) else { return }
+        var entries: [ListOrder.Entry] = []
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT modifiedAt, seq, localID FROM memo WHERE \(Self.visible) ORDER BY modifiedAt, seq")
+        while let row = try rows.next() {
+            entries.append(ListOrder.Entry(key: ListOrderKey(modifiedAt: row[0], seq: row[1]), localID: row[2]))
+        }
+        cache.state.withLock { $0.all = ListOrder(ascending: entries) }
+    }
+
+    /// The local ids of every visible memo that matches `filter`, in no particular order.
+    private func matchingLocalIDs(_ filter: SearchFilter, _ db: Database) throws -> [Int64] {
+        var found: [Int64] = []
+        if let phrase = filter.indexPhrase {
+            found = try Int64.fetchAll(db, sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?", arguments: [phrase])
+            // The memos the index does not hold yet are read directly.
+            found += try SQLRequest<Int64>(literal: """
+                SELECT localID FROM memo WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL \
+                AND \(filter.textCondition)
+                """).fetchAll(db)
+        } else {
+            found = try SQLRequest<Int64>(literal: "SELECT localID FROM memo WHERE \(sql: Self.visible) AND \(filter.textCondition)").fetchAll(db)
+        }
+        return found
+    }
+
+    // MARK: Keeping the orders in step with a write
+
+    /// Records that `memo` left the lists (deleted, or about to move).
+    func cacheRemove(_ memo: StoredMemo) {
+        cache.state.withLock { state in
+            state.all?.remove(memo.orderKey)
+            state.filtered?.order.remove(memo.orderKey)
+        }
+    }
+
+    /// Records that `memo` (visible, just written) is in the lists at its key.
+    func cacheInsert(_ memo: StoredMemo, _ db: Database) throws {
+        guard let localID = memo.localID else { return }
+        let entry = ListOrder.Entry(key: memo.orderKey, localID: localID)
+        let filter = cache.state.withLock { state -> SearchFilter? in
+            state.all?.insert(entry)
+            return state.filtered?.filter
+        }
+        if let filter, try matches(localID: localID, filter: filter, db) {
+            cache.state.withLock { $0.filtered?.order.insert(entry) }
+        }
+    }
+
+    func matches(localID: Int64, filter: SearchFilter, _ db: Database) throws -> Bool {
+        try SQLRequest<Int>(literal: "SELECT 1 FROM memo WHERE localID = \(localID) AND \(filter.condition)").fetchOne(db) != nil
+    }
+}

@@ -1,0 +1,60 @@
+import Testing
+
+@testable import CloudNotesStore
+
+@Suite("List order in memory")
+struct ListOrderTests {
+    func entry(_ modifiedAt: Int64, _ seq: Int64) -> ListOrder.Entry {
+        ListOrder.Entry(key: ListOrderKey(modifiedAt: modifiedAt, seq: seq), localID: seq)
+    }
+
+    @Test("indices count from the newest; pages come newest first")
+    func indicesAndPages() {
+        var order = ListOrder(ascending: [entry(1, 1), entry(1, 2), entry(5, 3)])
+        #expect(order.index(of: ListOrderKey(modifiedAt: 5, seq: 3)) == 0)
+        #expect(order.index(of: ListOrderKey(modifiedAt: 1, seq: 1)) == 2)
+        #expect(order.index(of: ListOrderKey(modifiedAt: 2, seq: 9)) == nil)
+        #expect(order.page(offset: 0, limit: 2) == [3, 2])
+        #expect(order.page(offset: 2, limit: 10) == [1])
+        #expect(order.page(offset: 3, limit: 10) == [])
+        order.insert(entry(3, 4))
+        #expect(order.page(offset: 0, limit: 10) == [3, 4, 2, 1])
+        order.remove(ListOrderKey(modifiedAt: 5, seq: 3))
+        order.insert(entry(9, 5))
+        #expect(order.page(offset: 0, limit: 10) == [5, 4, 2, 1])
+        #expect(order.count == 4)
+    }
+
+    @Test("random inserts and removals keep the order sorted", arguments: [1, 2, 3])
+    func randomized(seed: UInt64) {
+        var generator = SeededGenerator(seed: seed)
+        var order = ListOrder(ascending: [])
+        var reference: [ListOrder.Entry] = []
+        for seq in 1...400 {
+            let new = entry(Int64.random(in: 0..<50, using: &generator), Int64(seq))
+            order.insert(new)
+            reference.append(new)
+            if Bool.random(using: &generator), let victim = reference.randomElement(using: &generator) {
+                order.remove(victim.key)
+                reference.removeAll { $0 == victim }
+            }
+        }
+        #expect(order.entries == reference.sorted())
+        for (index, element) in reference.sorted(by: >).enumerated() {
+            #expect(order.index(of: element.key) == index)
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for repeatable random tests.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
