@@ -20,6 +20,8 @@ public actor SplitViewMediator {
     var filter: SearchFilter?
     /// The memo the detail pane shows.
     var selectedID: String?
+    /// Whether the selected memo's text was blank when last seen: only then can rule 5 discard it.
+    var selectionMayBeBlank = false
     /// The selection as the client last heard it, so `selection/didChange` is sent only when it changed.
     var announced = AnnouncedSelection(id: nil, index: nil)
 
@@ -97,11 +99,7 @@ public actor SplitViewMediator {
             } else {
                 sink.send(ListDidInsert(index: change.indexAfter ?? 0, row: presenter.row(change.memo)))
             }
-            selectedID = change.memo.id
-            try announceSelection()
-            let memo = presenter.memo(change.memo)
-            sink.send(DetailDidShow(memo: memo))
-            return MemoResult(memo: memo)
+            return MemoResult(memo: show(change.memo))
         }
     }
 
@@ -110,11 +108,9 @@ public actor SplitViewMediator {
         try translatingErrors {
             let id = request.id.description
             guard let stored = try store.memo(id: id) else { throw ResponseError.memoNotFound(request.id) }
-            if selectedID != id {
-                try discardBlankSelection()
-                show(stored)
-            }
-            return MemoResult(memo: presenter.memo(stored))
+            guard selectedID != id else { return MemoResult(memo: presenter.memo(stored)) }
+            try discardBlankSelection()
+            return MemoResult(memo: show(stored))
         }
     }
 
@@ -127,7 +123,12 @@ public actor SplitViewMediator {
                 filter: filter)
             if change.changedAnything {
                 announceMove(of: change)
-                try announceSelection()
+                if change.memo.id == selectedID {
+                    selectionMayBeBlank = change.memo.text.isBlank
+                    try announceSelection(knowing: change.memo)
+                } else {
+                    try announceSelection()
+                }
             }
             return MemoResult(memo: presenter.memo(change.memo))
         }
@@ -172,15 +173,20 @@ public actor SplitViewMediator {
 
     // MARK: - Pane updates
 
-    /// Selects `stored` and shows it in the detail pane.
-    func show(_ stored: StoredMemo) {
+    /// Selects `stored` and shows it in the detail pane; returns the memo as shown.
+    @discardableResult
+    func show(_ stored: StoredMemo) -> Memo {
         selectedID = stored.id
-        try? announceSelection()
-        sink.send(DetailDidShow(memo: presenter.memo(stored)))
+        selectionMayBeBlank = stored.text.isBlank
+        try? announceSelection(knowing: stored)
+        let memo = presenter.memo(stored)
+        sink.send(DetailDidShow(memo: memo))
+        return memo
     }
 
     func clearSelection() {
         selectedID = nil
+        selectionMayBeBlank = false
         try? announceSelection()
         sink.send(DetailDidClear())
     }
@@ -200,8 +206,15 @@ public actor SplitViewMediator {
     }
 
     /// Sends `selection/didChange` when the selected memo or its index is not what the client last heard.
-    func announceSelection() throws {
-        let index = try selectedID.flatMap { try store.index(of: $0, filter: filter) }
+    ///
+    /// `selected`, when given, is the selected memo as just read or written, which saves reading it again.
+    func announceSelection(knowing selected: StoredMemo? = nil) throws {
+        let index: Int?
+        if let selected, selected.id == selectedID {
+            index = try store.index(of: selected, filter: filter)
+        } else {
+            index = try selectedID.flatMap { try store.index(of: $0, filter: filter) }
+        }
         let now = AnnouncedSelection(id: selectedID, index: index)
         guard now != announced else { return }
         announced = now
@@ -210,7 +223,7 @@ public actor SplitViewMediator {
 
     /// Rule 5: a selected memo left blank is discarded when the selection moves away from it.
     func discardBlankSelection() throws {
-        guard let selectedID,
+        guard selectionMayBeBlank, let selectedID,
               let change = try store.delete(id: selectedID, now: clock(), filter: filter, onlyIfBlank: true)
         else { return }
         self.selectedID = nil
@@ -233,4 +246,9 @@ public actor SplitViewMediator {
             throw ResponseError.from(error, presenter: presenter, baseVersion: baseVersion)
         }
     }
+}
+
+extension String {
+    /// Whether the text has no character but white space (rule 5's "blank").
+    var isBlank: Bool { allSatisfy(\.isWhitespace) }
 }

@@ -37,7 +37,7 @@ extension MemoStore {
 
     /// Forgets the orders when a commit from another connection changed the file since they were built.
     func dropCacheIfChangedElsewhere(_ db: Database) throws {
-        let version = try Int64.fetchOne(db, sql: "PRAGMA data_version")
+        let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
         cache.state.withLock { state in
             if state.dataVersion != version { state = ListCache.State(dataVersion: version) }
         }
@@ -58,8 +58,12 @@ extension MemoStore {
     func page(filter: SearchFilter?, offset: Int, limit: Int, _ db: Database) throws -> [ListedMemo] {
         let localIDs = try withOrder(filter: filter, db) { $0.page(offset: offset, limit: limit) }
         guard !localIDs.isEmpty else { return [] }
-        let rows = try ListedMemo.fetchAll(
-            db, sql: "SELECT localID, id, title, preview, modifiedAt, seq FROM memo WHERE localID IN (\(localIDs.map(String.init).joined(separator: ",")))")
+        // One cached statement for any page: the ids go in as one JSON array argument.
+        let statement = try db.cachedStatement(sql: """
+            SELECT localID, id, title, preview, modifiedAt, seq FROM memo
+            WHERE localID IN (SELECT value FROM json_each(?))
+            """)
+        let rows = try ListedMemo.fetchAll(statement, arguments: ["[" + localIDs.map(String.init).joined(separator: ",") + "]"])
         let byLocalID = Dictionary(rows.map { ($0.localID, $0) }, uniquingKeysWith: { first, _ in first })
         return localIDs.compactMap { byLocalID[$0] }
     }
@@ -140,6 +144,7 @@ extension MemoStore {
     }
 
     func matches(localID: Int64, filter: SearchFilter, _ db: Database) throws -> Bool {
+        // Not cached: the filter's SQL varies, and this runs once per change under a filter.
         try SQLRequest<Int>(literal: "SELECT 1 FROM memo WHERE localID = \(localID) AND \(filter.condition)").fetchOne(db) != nil
     }
 }

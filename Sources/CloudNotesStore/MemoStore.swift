@@ -102,7 +102,7 @@ public final class MemoStore: Sendable {
 
     /// The live memo with `id`, or nil (unknown or deleted).
     public func memo(id: String) throws -> StoredMemo? {
-        try writer.read { db in try Self.liveMemo(id: id, db) }
+        try serialized { db in try Self.liveMemo(id: id, db) }
     }
 
     /// The number of live memos in the list under `filter`.
@@ -121,6 +121,11 @@ public final class MemoStore: Sendable {
             guard let memo = try Self.liveMemo(id: id, db) else { return nil }
             return try index(of: memo, filter: filter, db)
         }
+    }
+
+    /// The position of `memo` (as just read) in the list under `filter`, or nil when it is not there.
+    public func index(of memo: StoredMemo, filter: SearchFilter?) throws -> Int? {
+        try serialized { db in try index(of: memo, filter: filter, db) }
     }
 
     /// The memo at `index` of the list under `filter`.
@@ -160,10 +165,11 @@ public final class MemoStore: Sendable {
     static let visible = "deleted = 0 AND importBatch IS NULL"
 
     static func liveMemo(id: String, _ db: Database) throws -> StoredMemo? {
-        try StoredMemo.fetchOne(db, sql: "SELECT * FROM memo WHERE id = ? AND \(visible)", arguments: [id])
+        // Cached statements: GRDB compiles a new statement with an authorizer, which costs more than the query.
+        try StoredMemo.fetchOne(db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ? AND \(visible)"), arguments: [id])
     }
 
     static func nextSeq(_ db: Database) throws -> Int64 {
-        (try Int64.fetchOne(db, sql: "SELECT max(seq) FROM memo") ?? 0) + 1
+        (try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(seq) FROM memo")) ?? 0) + 1
     }
 }

@@ -115,13 +115,31 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
 // MARK: - List rows
 
 /// What the list shows of a memo, without its (possibly long) text.
-public struct ListedMemo: Sendable, Hashable, FetchableRecord, Decodable {
+public struct ListedMemo: Sendable, Hashable, FetchableRecord {
     var localID: Int64
     public var id: String
     public var title: String
     public var preview: String
     public var modifiedAt: Int64
     public var seq: Int64
+
+    init(localID: Int64, id: String, title: String, preview: String, modifiedAt: Int64, seq: Int64) {
+        self.localID = localID
+        self.id = id
+        self.title = title
+        self.preview = preview
+        self.modifiedAt = modifiedAt
+        self.seq = seq
+    }
+
+    public init(row: Row) throws {
+        localID = row[0]
+        id = row[1]
+        title = row[2]
+        preview = row[3]
+        modifiedAt = row[4]
+        seq = row[5]
+    }
 
     public var orderKey: ListOrderKey { ListOrderKey(modifiedAt: modifiedAt, seq: seq) }
 }

@@ -8,6 +8,8 @@ import Synchronization
 public final class MessageWriter: Sendable {
     let fileDescriptor: Int32
     private let lock = Mutex(())
+    /// Keys come out in declaration order: clients must not depend on key order.
+    private let encoder = StreamingJSONEncoder()
 
     public init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
@@ -27,13 +29,11 @@ public final class MessageWriter: Sendable {
 
     /// Encodes and writes one message; a message that cannot be encoded becomes an internal error.
     func write(_ message: some Encodable) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var data: Data
+        var data: [UInt8]
         do {
             data = try encoder.encode(message)
         } catch {
-            data = Data(#"{"error":{"code":-32603,"message":"Internal error: a reply could not be encoded"},"id":null,"jsonrpc":"2.0"}"#.utf8)
+            data = Array(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error: a reply could not be encoded"}}"#.utf8)
         }
         data.append(UInt8(ascii: "\n"))
         lock.withLock { _ in

@@ -1,18 +1,37 @@
 import Foundation
 
 /// The stable identity of a memo: a UUID, written in lower case on the wire and in the store.
+///
+/// Kept as its canonical string: ids are read from the store and written to the client far more often
+/// than they are made, and Foundation's `UUID` parses and prints through `sscanf` and `sprintf`.
 public struct MemoID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
-    public let uuid: UUID
+    /// The UUID in lower case, such as `6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90`.
+    public let description: String
 
-    public init(_ uuid: UUID = UUID()) { self.uuid = uuid }
+    /// A new, random id.
+    public init() {
+        description = UUID().uuidString.lowercased()
+    }
 
     /// Parses a UUID in any case; nil when `string` is not a UUID.
     public init?(_ string: String) {
-        guard let uuid = UUID(uuidString: string) else { return nil }
-        self.uuid = uuid
+        let utf8 = Array(string.utf8)
+        guard utf8.count == 36 else { return nil }
+        var lowered = utf8
+        for (index, byte) in utf8.enumerated() {
+            switch index {
+            case 8, 13, 18, 23:
+                guard byte == UInt8(ascii: "-") else { return nil }
+            default:
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): lowered[index] = byte | 0x20
+                default: return nil
+                }
+            }
+        }
+        description = String(decoding: lowered, as: UTF8.self)
     }
-
-    public var description: String { uuid.uuidString.lowercased() }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

@@ -15,9 +15,27 @@ public struct Timestamp: Hashable, Sendable, Codable, Comparable {
         let (days, dayMilliseconds) = milliseconds.floorDividedBy(86_400_000)
         let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
         let seconds = dayMilliseconds / 1000
-        return String(
-            format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", year, month, day, seconds / 3600,
-            seconds / 60 % 60, seconds % 60, dayMilliseconds % 1000)
+        // Written digit by digit: this runs for every memo and row sent, and String(format:) is slow.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4); bytes.append(UInt8(ascii: "-"))
+        digits(month, 2); bytes.append(UInt8(ascii: "-"))
+        digits(day, 2); bytes.append(UInt8(ascii: "T"))
+        digits(seconds / 3600, 2); bytes.append(UInt8(ascii: ":"))
+        digits(seconds / 60 % 60, 2); bytes.append(UInt8(ascii: ":"))
+        digits(seconds % 60, 2); bytes.append(UInt8(ascii: "."))
+        digits(dayMilliseconds % 1000, 3); bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form `iso8601` writes.
@@ -81,7 +99,7 @@ public struct Timestamp: Hashable, Sendable, Codable, Comparable {
 
 extension Int64 {
     /// Quotient and remainder rounded towards negative infinity, so times before 1970 format correctly.
-    func floorDividedBy(_ divisor: Int64) -> (Int64, Int64) {
+    public func floorDividedBy(_ divisor: Int64) -> (Int64, Int64) {
         let remainder = self % divisor
         return remainder < 0 ? (self / divisor - 1, remainder + divisor) : (self / divisor, remainder)
     }

@@ -1,0 +1,79 @@
+import CloudNotesProtocol
+import Foundation
+import Testing
+
+@testable import CloudNotesTransport
+
+@Suite("Streaming JSON encoder")
+struct StreamingJSONEncoderTests {
+    /// What both encoders make of `value`, read back as JSON values.
+    func both(_ value: some Encodable) throws -> (streamed: JSONValue, foundation: JSONValue) {
+        let streamed = try StreamingJSONEncoder().encode(value)
+        let foundation = try JSONEncoder().encode(value)
+        return (try JSONDecoder().decode(JSONValue.self, from: Data(streamed)), try JSONDecoder().decode(JSONValue.self, from: foundation))
+    }
+
+    @Test("every example message encodes as Foundation's encoder would")
+    func messages() throws {
+        for request in ProtocolRegistry.requests {
+            let pair = try both(OutgoingResult(id: .number(1), result: AnyEncodable(request.exampleResponse)))
+            #expect(pair.streamed == pair.foundation, "\(request.method)")
+        }
+        for notification in ProtocolRegistry.serverNotifications + ProtocolRegistry.clientNotifications {
+            let pair = try both(OutgoingNotification(method: notification.method, params: AnyEncodable(notification.example)))
+            #expect(pair.streamed == pair.foundation, "\(notification.method)")
+        }
+        let error = try both(OutgoingError(id: nil, error: .versionConflict(baseVersion: 1, current: .example)))
+        #expect(error.streamed == error.foundation)
+    }
+
+    @Test("strings are escaped exactly", arguments: [
+        "plain", "quote \" backslash \\ slash /", "line\nfeed\r\ttab", "nul \u{0} bell \u{7} escape \u{1B}", "한국어 😀 ✈️", "",
+    ])
+    func strings(text: String) throws {
+        let bytes = try StreamingJSONEncoder().encode([text])
+        #expect(try JSONDecoder().decode([String].self, from: Data(bytes)) == [text])
+    }
+
+    @Test("nested containers, super encoders, empty values and non-finite numbers")
+    func shapes() throws {
+        let pair = try both(Awkward())
+        #expect(pair.streamed == pair.foundation)
+        #expect(String(decoding: try StreamingJSONEncoder().encode(Empty()), as: UTF8.self) == "{}")
+        #expect(throws: EncodingError.self) { try StreamingJSONEncoder().encode([Double.nan]) }
+        #expect(String(decoding: try StreamingJSONEncoder().encode([1.5, 2, -0.25]), as: UTF8.self) == "[1.5,2,-0.25]")
+    }
+}
+
+private struct Empty: Encodable {}
+
+/// A type that uses every kind of container Codable offers.
+private struct Awkward: Encodable {
+    enum Keys: String, CodingKey { case a, nested, list, inner, after, base }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(1, forKey: .a)
+        var nested = container.nestedContainer(keyedBy: Keys.self, forKey: .nested)
+        try nested.encode("x", forKey: .a)
+        var list = nested.nestedUnkeyedContainer(forKey: .list)
+        try list.encode(true)
+        try list.encodeNil()
+        var inner = list.nestedContainer(keyedBy: Keys.self)
+        try inner.encode([1, 2], forKey: .inner)
+        try list.encode("last")
+        try nested.encode(Empty(), forKey: .after)
+        try container.encode(["k": [String: Int]()], forKey: .list)
+        try Optional<Int>.none.encode(to: container.superEncoder(forKey: .base))
+        try container.encodeIfPresent(Optional<Int>.none, forKey: .after)
+    }
+}
+
+private struct AnyEncodable: Encodable {
+    let value: any Encodable
+    init(_ value: any Encodable) { self.value = value }
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+extension RequestType {
+    static var exampleResponse: any Encodable { Response.example }
+}
