@@ -149,6 +149,11 @@ actor Dispatcher {
             } catch {
                 logger.error("could not show the first memo: \(error.message)")
             }
+            // The first memo is shown without the list order; build it now, before the client asks.
+            let store = store
+            Task.detached(priority: .utility) {
+                _ = try? await BlockingWork.run { _ in try store.loadListOrder() }
+            }
         default:
             // Unknown notifications are ignored, as in LSP; `$/cancelRequest` was handled on arrival.
             if method != CancelRequestNotification.method {

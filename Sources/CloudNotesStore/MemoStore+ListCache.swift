@@ -48,7 +48,21 @@ extension MemoStore {
     /// The memo's index in the list under `filter`; nil when it is not in that list.
     func index(of memo: StoredMemo, filter: SearchFilter?, _ db: Database) throws -> Int? {
         guard !memo.deleted, memo.importBatch == nil else { return nil }
+        if filter == nil, !isOrderLoaded {
+            // Before the order is in memory (just after start-up), count: cheap near the top, where
+            // the first memo shown is.
+            return try Int.fetchOne(db.cachedStatement(sql: """
+                SELECT count(*) FROM memo WHERE \(Self.visible) AND (modifiedAt, seq) > (?, ?)
+                """), arguments: [memo.modifiedAt, memo.seq])
+        }
         return try withOrder(filter: filter, db) { $0.index(of: memo.orderKey) }
+    }
+
+    private var isOrderLoaded: Bool { cache.state.withLock { $0.all != nil } }
+
+    /// Builds the list order in memory now, so that the first request that needs it does not wait.
+    public func loadListOrder() throws {
+        try serialized { db in try loadAll(db) }
     }
 
     func count(filter: SearchFilter?, _ db: Database) throws -> Int {

@@ -40,6 +40,7 @@ public final class MemoStore: Sendable {
         try Self.checkIdentity(ofFileAt: path)
         let pool = try DatabasePool(path: path, configuration: configuration)
         writer = pool
+        try Self.checkSchemaVersion(of: pool, path: path)
         try Self.migrator.migrate(pool)
         try discardAbandonedImports()
     }
@@ -70,7 +71,35 @@ public final class MemoStore: Sendable {
     }
 
     /// Refuses a foreign SQLite file or one written by a newer CloudNotes, reading it without changing a byte.
+    ///
+    /// A file whose header already names CloudNotes needs no second connection: its schema version is
+    /// checked by `checkSchemaVersion` on the pool. Anything else is looked at through a read-only
+    /// connection first.
     private static func checkIdentity(ofFileAt path: String) throws {
+        if headerApplicationID(ofFileAt: path) == applicationID { return }
+        try checkIdentityReadOnly(ofFileAt: path)
+    }
+
+    /// The `application_id` in the file's SQLite header (bytes 68-71, big-endian), or nil.
+    private static func headerApplicationID(ofFileAt path: String) -> Int32? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 100), header.count == 100,
+              header.starts(with: Array("SQLite format 3\u{0}".utf8))
+        else { return nil }
+        return header[68..<72].reduce(Int32(0)) { $0 << 8 | Int32($1) }
+    }
+
+    /// Refuses a store whose schema was written by a newer CloudNotes.
+    private static func checkSchemaVersion(of writer: any DatabaseWriter, path: String) throws {
+        try writer.read { db in
+            let known = Set(migrator.migrations)
+            let unknown = try migrator.appliedIdentifiers(db).filter { !known.contains($0) }
+            if !unknown.isEmpty { throw StoreError.newerSchema(path: path, unknownMigrations: unknown.sorted()) }
+        }
+    }
+
+    private static func checkIdentityReadOnly(ofFileAt path: String) throws {
         var configuration = Configuration()
         configuration.readonly = true
         let queue: DatabaseQueue
@@ -131,6 +160,12 @@ public final class MemoStore: Sendable {
     /// The memo at `index` of the list under `filter`.
     public func memo(at index: Int, filter: SearchFilter?) throws -> StoredMemo? {
         try serialized { db in
+            if index == 0, filter == nil {
+                // The newest memo, as shown at start-up: one index lookup, no list order needed.
+                return try StoredMemo.fetchOne(db.cachedStatement(sql: """
+                    SELECT * FROM memo WHERE \(Self.visible) ORDER BY modifiedAt DESC, seq DESC LIMIT 1
+                    """))
+            }
             guard let row = try page(filter: filter, offset: index, limit: 1, db).first else { return nil }
             return try Self.liveMemo(id: row.id, db)
         }
@@ -151,6 +186,11 @@ public final class MemoStore: Sendable {
             }
             if !batch.isEmpty { try body(batch) }
         }
+    }
+
+    /// Folds the write-ahead log back into the file, so that the next start reads less; for a clean exit.
+    public func checkpoint() {
+        try? writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.

@@ -80,9 +80,11 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         localID = inserted.rowID
     }
 
-    /// Texts up to this many bytes are indexed in the transaction that writes them; longer ones (a
-    /// long memo being typed in) later, in the background, so a keystroke never re-indexes 100 KB.
-    static let inlineIndexLimit = 16 * 1024
+    /// Texts up to this many bytes are indexed in the transaction that writes them; longer ones later,
+    /// in the background, once the client is quiet. Zero: every edit is indexed later, so a keystroke
+    /// never pays for the index (and a burst of keystrokes never rewrites it), while searches read the
+    /// few unindexed memos directly.
+    static let inlineIndexLimit = 0
 
     /// Sets the text and everything derived from it.
     mutating func setText(_ newText: String) {

@@ -76,6 +76,7 @@ struct Serve: AsyncParsableCommand {
         logger.info("serving \(options.storePath)")
         let server = Server(store: store, input: STDIN_FILENO, output: protocolOutput, logger: logger)
         let code = await server.run()
+        store.checkpoint()
         throw ExitCode(code)
     }
 }
