@@ -81,8 +81,9 @@ extension HandlerTable {
         let importer = context.session.importer
         return try await progress.endingOnFailure { () async throws(ResponseError) in
             let imported = try await blocking { isCancelled throws(ResponseError) in
-                let entries = try importer.entries(of: request)
-                return try importer.store(entries, isCancelled: isCancelled) { done in progress.report(done, of: entries.count) }
+                try importer.run(request, isCancelled: isCancelled) { done, total, message in
+                    progress.report(done, of: total, message: message)
+                }
             }
             // The split view learns of the new memos in its turn, between two interactive requests.
             try await context.session.mediator.didImport()

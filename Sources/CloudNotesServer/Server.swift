@@ -27,7 +27,9 @@ public struct ServerConfiguration: Sendable {
 /// A CloudNotes server on a pair of file descriptors: JSON-RPC 2.0, one message per line.
 ///
 /// Concurrency rules (which messages may overtake which):
-/// 1. `$/cancelRequest` overtakes everything: the reader thread applies it the moment it arrives.
+/// 1. `$/cancelRequest` overtakes everything: the reader thread applies it the moment it arrives
+///    (at most `maxQueuedMessages` messages wait to be handled; behind a longer backlog the reader pauses,
+///    and a cancellation is seen once the backlog shrinks).
 /// 2. Every other message is taken in arrival order by one dispatcher. A request that touches the split
 ///    view (`memo/list`, `search`, `create`, `select`, `update`, `delete`, `share`) runs to its reply
 ///    before the next message is looked at, so its notifications and reply describe the state after it
@@ -58,9 +60,15 @@ public final class Server: Sendable {
         self.logger = logger
     }
 
+    /// Messages read but not yet handled, at most.
+    static let maxQueuedMessages = 256
+
     /// Serves until `exit` or end of input, and returns the process's exit code.
     public func run() async -> Int32 {
         let (messages, continuation) = AsyncStream.makeStream(of: IncomingMessage.self)
+        // Backpressure: at most `maxQueuedMessages` wait; then the reader stops reading until the
+        // dispatcher catches up, so a client that writes faster than it reads cannot exhaust memory.
+        let queueSlots = DispatchSemaphore(value: Self.maxQueuedMessages)
         let decoder = decoder
         let cancellations = cancellations
         let indexer = indexer
@@ -76,10 +84,12 @@ public final class Server: Sendable {
                     }
                     return
                 }
+                queueSlots.wait()
                 continuation.yield(message)
             },
             onEnd: { continuation.finish() })
         for await message in messages {
+            queueSlots.signal()
             if let code = await dispatcher.handle(message) {
                 logger.info("exit with code \(code)")
                 return code

@@ -19,8 +19,8 @@ final class ProgressReporter: Sendable {
         send(WorkDoneProgress(kind: .begin, title: title, percentage: 0, cancellable: true))
     }
 
-    /// Reports `done` of `total`, at most once per whole percent.
-    func report(_ done: Int, of total: Int) {
+    /// Reports `done` of `total`, at most once per whole percent; the message defaults to "done of total".
+    func report(_ done: Int, of total: Int, message: String? = nil) {
         let percentage = total > 0 ? min(100, done * 100 / total) : 100
         let isNew = lastPercentage.withLock { last in
             guard percentage > last else { return false }
@@ -28,7 +28,7 @@ final class ProgressReporter: Sendable {
             return true
         }
         if isNew {
-            send(WorkDoneProgress(kind: .report, message: "\(done) of \(total)", percentage: percentage))
+            send(WorkDoneProgress(kind: .report, message: message ?? "\(done) of \(total)", percentage: percentage))
         }
     }
 

@@ -3,40 +3,73 @@ import GRDB
 
 // MARK: - Import
 
+/// One import under way: its memos go in by chunks, each its own short transaction, so that
+/// interactive writes are never queued behind a whole import, and stay hidden (`importBatch` set)
+/// until `finish` shows them all in one last transaction with fresh sequence numbers.
+///
+/// All or nothing: an import that is abandoned (cancelled, failed) removes its chunks; one whose
+/// process died is removed when a store is next opened.
+public final class ImportSession: Sendable {
+    let store: MemoStore
+    let batch = "\(getpid()) \(UUID().uuidString)"
+
+    init(store: MemoStore) { self.store = store }
+
+    /// Stores `memos` (hidden until `finish`), in the order given.
+    public func add(_ memos: [MemoStore.NewMemo]) throws {
+        guard !memos.isEmpty else { return }
+        try store.write { db in try MemoStore.insert(memos, batch: batch, db) }
+    }
+
+    /// Shows every memo added, renumbered after every change made meanwhile (so that whoever reads
+    /// changes by sequence number sees them as new), and in reverse: among memos with the same
+    /// timestamp, the list then shows them in the order they were added.
+    public func finish() throws {
+        try store.write { db in
+            guard let last = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM memo WHERE importBatch = ?", arguments: [batch])
+            else { return }
+            // New numbers above every existing one, the last memo added getting the lowest.
+            let base = try MemoStore.nextSeq(db)
+            try db.execute(
+                sql: "UPDATE memo SET importBatch = NULL, seq = ? + ? - seq WHERE importBatch = ?",
+                arguments: [base, last, batch])
+            store.cache.invalidate()  // rebuilt at the next read, in one pass
+        }
+    }
+
+    /// Removes every memo added.
+    public func abandon() {
+        try? store.discard(batch: batch)
+    }
+}
+
 extension MemoStore {
-    /// Adds `memos`, all of them or, if cancelled, failed or interrupted, none.
-    ///
-    /// The memos go in by chunks, each its own short transaction, so that interactive writes are never
-    /// queued behind a whole import. They stay hidden (`importBatch` set) until one last transaction
-    /// shows them all at once with fresh sequence numbers. A cancelled or failed import removes its
-    /// chunks; one whose process died is removed when a store is next opened. Among memos with the
-    /// same timestamp the list shows them in the order given.
+    /// Starts an import.
+    public func beginImport() -> ImportSession { ImportSession(store: self) }
+
+    /// Adds `memos` in chunks of `chunkSize`: all of them or, if cancelled or failed, none.
     public func importMemos(
         _ memos: [NewMemo], chunkSize: Int = 1000, isCancelled: @Sendable () -> Bool = { false },
         progress: @Sendable (Int) -> Void = { _ in }
     ) throws -> Int {
-        let batch = "\(getpid()) \(UUID().uuidString)"
+        let session = beginImport()
         do {
-            // The list shows the highest seq first among equal timestamps: insert the last entry first.
-            let ordered = Array(memos.reversed())
-            var done = 0
-            for start in stride(from: 0, to: ordered.count, by: chunkSize) {
+            for start in stride(from: 0, to: memos.count, by: chunkSize) {
                 if isCancelled() { throw StoreError.cancelled }
-                let chunk = ordered[start..<min(start + chunkSize, ordered.count)]
-                try write { db in try Self.insert(chunk, batch: batch, db) }
-                done += chunk.count
-                progress(done)
+                let end = min(start + chunkSize, memos.count)
+                try session.add(Array(memos[start..<end]))
+                progress(end)
             }
             if isCancelled() { throw StoreError.cancelled }
-            try write { db in try publish(batch: batch, db) }
+            try session.finish()
             return memos.count
         } catch {
-            try? discard(batch: batch)
+            session.abandon()
             throw error
         }
     }
 
-    private static func insert(_ chunk: ArraySlice<NewMemo>, batch: String, _ db: Database) throws {
+    static func insert(_ chunk: [NewMemo], batch: String, _ db: Database) throws {
         var seq = try nextSeq(db)
         // One prepared statement for every row: a record insert per row costs several times more.
         let insert = try db.cachedStatement(sql: """
@@ -52,18 +85,6 @@ extension MemoStore {
             ])
             seq += 1
         }
-    }
-
-    /// Shows a finished import's memos, renumbered after every change made while it ran, so that
-    /// whoever reads changes by sequence number sees them as new.
-    private func publish(batch: String, _ db: Database) throws {
-        guard let first = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM memo WHERE importBatch = ?", arguments: [batch])
-        else { return }
-        let base = try Self.nextSeq(db)
-        try db.execute(
-            sql: "UPDATE memo SET importBatch = NULL, seq = ? + seq - ? WHERE importBatch = ?",
-            arguments: [base, first, batch])
-        cache.invalidate()  // rebuilt at the next read, in one pass
     }
 
     /// Removes the memos of an unfinished import, a chunk per transaction.

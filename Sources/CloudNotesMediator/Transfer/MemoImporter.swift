@@ -8,51 +8,55 @@ import Foundation
 public struct MemoImporter: Sendable {
     let store: MemoStore
 
+    /// Entries stored per transaction.
+    static let chunkSize = 1000
+
     public init(store: MemoStore) { self.store = store }
 
-    /// Validates every entry of a `memo/import` request; throws, naming the entry at fault, before anything is stored.
-    public func entries(of request: ImportRequest) throws(ResponseError) -> [ImportEntry] {
+    /// Imports the entries of a `memo/import` request, a chunk at a time, and returns how many.
+    ///
+    /// A file is read as it is stored, in constant memory. Nothing shows before the last entry is in:
+    /// a malformed entry (the error names its index), a cancellation or a failure removes what was stored.
+    /// `progress` gets the work done and the work to do (entries, or for a file, bytes) and a message.
+    public func run(
+        _ request: ImportRequest, isCancelled: @escaping @Sendable () -> Bool,
+        progress: @escaping @Sendable (_ done: Int, _ total: Int, _ message: String) -> Void
+    ) throws(ResponseError) -> Int {
+        let next: () throws(ResponseError) -> [ImportEntry]
+        let done: () -> (Int, Int)
         switch (request.path, request.memos) {
         case (let path?, nil):
-            return try Self.entries(inFileAt: path)
+            let reader = try ImportFileReader(path: path)
+            next = { () throws(ResponseError) in try reader.next(limit: Self.chunkSize) }
+            done = { (reader.bytesRead, max(reader.fileSize, reader.bytesRead)) }
         case (nil, let memos?):
-            return memos
+            var remaining = memos[...]
+            next = {
+                defer { remaining = remaining.dropFirst(Self.chunkSize) }
+                return Array(remaining.prefix(Self.chunkSize))
+            }
+            done = { (memos.count - remaining.count, memos.count) }
         default:
             throw .invalidParams(param: nil, "give exactly one of 'path' and 'memos'")
         }
-    }
-
-    /// Stores `entries`; reports progress as a count of stored entries and stops (storing none) when cancelled.
-    public func store(
-        _ entries: [ImportEntry], isCancelled: @escaping @Sendable () -> Bool, progress: @escaping @Sendable (Int) -> Void
-    ) throws(ResponseError) -> Int {
-        let memos = entries.map { MemoStore.NewMemo(text: $0.memoText, modifiedAt: $0.lastModified * 1000) }
+        let session = store.beginImport()
+        var imported = 0
         do {
-            return try store.importMemos(memos, isCancelled: isCancelled, progress: progress)
+            while true {
+                if isCancelled() { throw ResponseError.cancelled }
+                let entries = try next()
+                if entries.isEmpty { break }
+                try session.add(entries.map { MemoStore.NewMemo(text: $0.memoText, modifiedAt: $0.lastModified * 1000) })
+                imported += entries.count
+                let (work, total) = done()
+                progress(work, total, request.path == nil ? "\(imported) of \(total)" : "\(imported) memos read")
+            }
+            if isCancelled() { throw ResponseError.cancelled }
+            try session.finish()
+            return imported
         } catch {
+            session.abandon()
             throw ResponseError.from(error, presenter: MemoPresenter())
-        }
-    }
-
-    static func entries(inFileAt path: String) throws(ResponseError) -> [ImportEntry] {
-        let data: Data
-        do {
-            // The path is taken literally: no tilde or variable expansion, no shell.
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
-        } catch {
-            throw .importInvalid("cannot read the file: \((error as NSError).localizedDescription)", path: path)
-        }
-        guard String(validating: data, as: UTF8.self) != nil else {
-            throw .importInvalid("the file is not UTF-8 text", path: path)
-        }
-        do {
-            return try JSONDecoder().decode([ImportEntry].self, from: data)
-        } catch let error as ResponseError {
-            throw .importInvalid(error.data?["reason"]?.stringValue ?? error.message, index: error.data?["index"]?.intValue, path: path)
-        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
-            throw .importInvalid("the file is not a JSON array of memos", path: path)
-        } catch {
-            throw .importInvalid("the file is not JSON", path: path)
         }
     }
 }

@@ -1,0 +1,60 @@
+import CloudNotesProtocol
+import Foundation
+import Testing
+
+@testable import CloudNotesMediator
+
+@Suite("Import file reader")
+struct ImportFileReaderTests {
+    func file(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).json").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Every entry of `text`, read a few bytes at a time so that values straddle reads.
+    func read(_ text: String, chunkSize: Int = 7) throws -> [ImportEntry] {
+        let reader = try ImportFileReader(path: try file(text), chunkSize: chunkSize)
+        var all: [ImportEntry] = []
+        while case let entries = try reader.next(limit: 2), !entries.isEmpty { all += entries }
+        return all
+    }
+
+    func failure(_ text: String) throws -> ResponseError? {
+        do {
+            _ = try read(text)
+            return nil
+        } catch let error as ResponseError {
+            return error
+        }
+    }
+
+    @Test("entries are read whole, whatever the brackets, commas and escapes inside their strings")
+    func entries() throws {
+        let tricky = #"[ {"title":"a, [b] {c}","body":"quote \" and \\ backslash ]","last_modified":1},"#
+            + #"{"title":"한글 😀","body":"","last_modified":2, "extra": {"nested": [1, {"x": "]"}]}} ,"#
+            + #"{"title":"t","body":"b","last_modified":3,"text":"exact\r\n"}]"# + "\n"
+        let entries = try read(tricky)
+        #expect(entries.map(\.title) == ["a, [b] {c}", "한글 😀", "t"])
+        #expect(entries[0].body == #"quote " and \ backslash ]"#)
+        #expect(entries[2].memoText == "exact\r\n")
+        #expect(try read("[]").isEmpty)
+        #expect(try read("  [ ]  ").isEmpty)
+        let many = "[" + (0..<50).map { #"{"title":"\#($0)","body":"","last_modified":\#($0)}"# }.joined(separator: ",") + "]"
+        #expect(try read(many, chunkSize: 3).map(\.lastModified) == (0..<50).map(Int64.init))
+    }
+
+    @Test("a file that is not an array of entries is refused, naming the entry at fault")
+    func malformed() throws {
+        #expect(try failure(#"{"title":"x"}"#)?.code == .importInvalid)
+        #expect(try failure("")?.code == .importInvalid)
+        #expect(try failure(#"[{"title":"x","body":"","last_modified":1}"#)?.code == .importInvalid)
+        #expect(try failure(#"[{"title":"x","body":"","last_modified":1}] trailing"#)?.code == .importInvalid)
+        let bad = try failure(#"[{"title":"x","body":"","last_modified":1},{"title":"y","body":7,"last_modified":1}]"#)
+        #expect(bad?.data?["index"] == 1)
+        #expect(try failure(#"[{"title":"x","body":"","last_modified":1} {"title":"y"}]"#)?.code == .importInvalid)
+        #expect(try failure(#"[{"title":"x","body":"","last_modified":1}, 42]"#)?.data?["index"] == 1)
+        #expect(try failure(#"[{"title":"x","body":"unterminated]"#)?.code == .importInvalid)
+        #expect(try failure("[{\"title\":\"\u{FFFD}\",\"body\":\"\",\"last_modified\":1}]") == nil)
+    }
+}
