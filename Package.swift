@@ -66,6 +66,13 @@ let package = Package(
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport"]),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore"]),
         .testTarget(name: "CloudNotesMediatorTests", dependencies: ["CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol"]),
+        .testTarget(
+            name: "CloudNotesServerTests",
+            dependencies: [
+                "CloudNotesServer", "CloudNotesStore", "CloudNotesProtocol", "CloudNotesTransport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

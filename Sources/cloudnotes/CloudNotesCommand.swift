@@ -64,6 +64,8 @@ struct Serve: AsyncParsableCommand {
         // file descriptor 1 at stderr so that a stray print from anywhere cannot corrupt the stream.
         let protocolOutput = dup(STDOUT_FILENO)
         dup2(STDERR_FILENO, STDOUT_FILENO)
+        // A client that goes away makes writes fail (EPIPE), which the server handles; not a signal that kills it.
+        signal(SIGPIPE, SIG_IGN)
 
         let logger = LogSetup.bootstrap(level: options.logLevel, file: options.logFile)
         let store: MemoStore
