@@ -91,7 +91,7 @@ actor Dispatcher {
         let task = Task {
             await handler.run(line, context)
             cancellations.finish(id)
-            await self.backgroundDidFinish(id)
+            self.backgroundDidFinish(id)  // the task runs on this actor
         }
         background[id] = task
         cancellations.register(id) { task.cancel() }

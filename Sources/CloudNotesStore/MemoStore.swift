@@ -190,7 +190,7 @@ public final class MemoStore: Sendable {
 
     /// Folds the write-ahead log back into the file, so that the next start reads less; for a clean exit.
     public func checkpoint() {
-        try? writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        _ = try? writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.

@@ -24,7 +24,7 @@ enum LogSetup {
     }
 
     private static func create(_ path: String) -> FileHandle? {
-        FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         return FileHandle(forWritingAtPath: path)
     }
 }
@@ -50,13 +50,10 @@ struct LineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String,
-        file: String, function: String, line: UInt
-    ) {
-        let merged = metadata.merging(explicit ?? [:]) { $1 }
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         let details = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
         let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
-        output.write("\(time) \(level) \(label): \(message)\(details)\n")
+        output.write("\(time) \(event.level) \(label): \(event.message)\(details)\n")
     }
 }
