@@ -54,6 +54,21 @@ public final class MemoStore: Sendable {
         try Self.migrator.migrate(writer)
     }
 
+    /// What makes the store readable by other users: a folder with group or other permissions, or a
+    /// file (or its write-ahead log) with any. Empty when the store is private.
+    public static func privacyProblems(ofStoreAt path: String) -> [String] {
+        let folder = (path as NSString).deletingLastPathComponent
+        var problems: [String] = []
+        for (item, isFolder) in [(folder, true), (path, false), (path + "-wal", false)] {
+            guard let mode = (try? FileManager.default.attributesOfItem(atPath: item))?[.posixPermissions] as? Int else { continue }
+            if mode & 0o077 != 0 {
+                let wanted = isFolder ? "0700" : "0600"
+                problems.append("\(item) is readable by other users (mode \(String(mode & 0o777, radix: 8))); run: chmod \(wanted) '\(item)'")
+            }
+        }
+        return problems
+    }
+
     /// Adds the SQL functions the store's queries use to a new connection.
     private static func prepareConnection(_ db: Database) {
         db.add(function: SearchFilter.caseInsensitiveContains)

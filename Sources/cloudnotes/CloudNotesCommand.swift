@@ -59,6 +59,11 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Exit when this process (the editor that started the server) is gone, as language servers do.",
+        valueName: "pid"))
+    var clientProcessId: Int32?
+
     func run() async throws {
         // Only protocol messages may reach stdout: keep the real stdout for the server, and point
         // file descriptor 1 at stderr so that a stray print from anywhere cannot corrupt the stream.
@@ -76,6 +81,15 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(2)
         }
         logger.info("serving \(options.storePath)")
+        for problem in MemoStore.privacyProblems(ofStoreAt: options.storePath) {
+            logger.warning("\(problem)")
+        }
+        if let clientProcessId {
+            ParentWatcher.exitWhenGone(clientProcessId) {
+                logger.notice("the client process \(clientProcessId) is gone: exiting")
+                store.checkpoint()
+            }
+        }
         let server = Server(store: store, input: STDIN_FILENO, output: protocolOutput, logger: logger)
         let code = await server.run()
         store.checkpoint()

@@ -226,3 +226,18 @@ struct MemoStoreTests {
         #expect(throws: StoreError.newerSchema(path: path, unknownMigrations: ["v99"])) { try MemoStore(path: path) }
     }
 }
+
+@Suite("Store privacy")
+struct StorePrivacyTests {
+    @Test("a folder or file others can read is reported, a private store is not")
+    func privacy() throws {
+        let path = temporaryStorePath()
+        _ = try MemoStore(path: path)
+        #expect(MemoStore.privacyProblems(ofStoreAt: path).isEmpty)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: (path as NSString).deletingLastPathComponent)
+        let problems = MemoStore.privacyProblems(ofStoreAt: path)
+        #expect(problems.count == 2)
+        #expect(problems.allSatisfy { $0.contains("readable by other users") })
+    }
+}
