@@ -123,12 +123,8 @@ public actor SplitViewMediator {
                 filter: filter)
             if change.changedAnything {
                 announceMove(of: change)
-                if change.memo.id == selectedID {
-                    selectionMayBeBlank = change.memo.text.isBlank
-                    try announceSelection(knowing: change.memo)
-                } else {
-                    try announceSelection()
-                }
+                if change.memo.id == selectedID { selectionMayBeBlank = change.memo.text.isBlank }
+                try announceSelection(knowing: change.memo)
             }
             return MemoResult(memo: presenter.memo(change.memo))
         }
@@ -246,9 +242,4 @@ public actor SplitViewMediator {
             throw ResponseError.from(error, presenter: presenter, baseVersion: baseVersion)
         }
     }
-}
-
-extension String {
-    /// Whether the text has no character but white space (rule 5's "blank").
-    var isBlank: Bool { allSatisfy(\.isWhitespace) }
 }

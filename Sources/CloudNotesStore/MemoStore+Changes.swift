@@ -56,7 +56,7 @@ extension MemoStore {
                 if onlyIfBlank { return nil }
                 throw StoreError.memoNotFound(id: id)
             }
-            if onlyIfBlank, !memo.text.allSatisfy(\.isWhitespace) { return nil }
+            if onlyIfBlank, !memo.text.isBlank { return nil }
             let before = try index(of: memo, filter: filter, db)
             cacheRemove(memo)
             memo.deleted = true
@@ -89,9 +89,10 @@ extension MemoStore {
                 return try body(db)
             }
         } catch let error as StoreError {
-            cache.invalidate()
+            // A change refuses (not found, conflict, cancelled) before it touches the orders in memory.
             throw error
         } catch let error as DatabaseError {
+            // SQLite failed, possibly after the orders followed a write that is now rolled back.
             cache.invalidate()
             switch error.resultCode {
             case .SQLITE_FULL: throw StoreError.writeFailed("the disk is full")

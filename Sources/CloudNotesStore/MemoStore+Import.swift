@@ -3,20 +3,20 @@ import GRDB
 
 // MARK: - Import
 
-/// One import under way: its memos go in by chunks, each its own short transaction, so that
+/// One import under way (see `MemoStore.importMemos`): its memos go in by chunks, each its own short transaction, so that
 /// interactive writes are never queued behind a whole import, and stay hidden (`importBatch` set)
 /// until `finish` shows them all in one last transaction with fresh sequence numbers.
 ///
 /// All or nothing: an import that is abandoned (cancelled, failed) removes its chunks; one whose
 /// process died is removed when a store is next opened.
-public final class ImportSession: Sendable {
+final class ImportSession: Sendable {
     let store: MemoStore
     let batch = "\(getpid()) \(UUID().uuidString)"
 
     init(store: MemoStore) { self.store = store }
 
     /// Stores `memos` (hidden until `finish`), in the order given.
-    public func add(_ memos: [MemoStore.NewMemo]) throws {
+    func add(_ memos: [MemoStore.NewMemo]) throws {
         guard !memos.isEmpty else { return }
         try store.write { db in try MemoStore.insert(memos, batch: batch, db) }
     }
@@ -24,7 +24,7 @@ public final class ImportSession: Sendable {
     /// Shows every memo added, renumbered after every change made meanwhile (so that whoever reads
     /// changes by sequence number sees them as new), and in reverse: among memos with the same
     /// timestamp, the list then shows them in the order they were added.
-    public func finish() throws {
+    func finish() throws {
         try store.write { db in
             guard let last = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM memo WHERE importBatch = ?", arguments: [batch])
             else { return }
@@ -38,35 +38,49 @@ public final class ImportSession: Sendable {
     }
 
     /// Removes every memo added.
-    public func abandon() {
+    func abandon() {
         try? store.discard(batch: batch)
     }
 }
 
 extension MemoStore {
-    /// Starts an import.
-    public func beginImport() -> ImportSession { ImportSession(store: self) }
-
-    /// Adds `memos` in chunks of `chunkSize`: all of them or, if cancelled or failed, none.
+    /// Imports the chunks `nextChunk` returns, until it returns an empty one: all of them or, if
+    /// cancelled or failed (also in `nextChunk`), none. `didStore` gets the count stored after each chunk.
     public func importMemos(
-        _ memos: [NewMemo], chunkSize: Int = 1000, isCancelled: @Sendable () -> Bool = { false },
-        progress: @Sendable (Int) -> Void = { _ in }
+        isCancelled: () -> Bool = { false }, nextChunk: () throws -> [NewMemo], didStore: (Int) -> Void = { _ in }
     ) throws -> Int {
-        let session = beginImport()
+        let session = ImportSession(store: self)
         do {
-            for start in stride(from: 0, to: memos.count, by: chunkSize) {
+            var stored = 0
+            while true {
                 if isCancelled() { throw StoreError.cancelled }
-                let end = min(start + chunkSize, memos.count)
-                try session.add(Array(memos[start..<end]))
-                progress(end)
+                let chunk = try nextChunk()
+                if chunk.isEmpty { break }
+                try session.add(chunk)
+                stored += chunk.count
+                didStore(stored)
             }
             if isCancelled() { throw StoreError.cancelled }
             try session.finish()
-            return memos.count
+            return stored
         } catch {
             session.abandon()
             throw error
         }
+    }
+
+    /// Imports `memos` in chunks of `chunkSize`: all of them or none.
+    public func importMemos(
+        _ memos: [NewMemo], chunkSize: Int = 1000, isCancelled: () -> Bool = { false }, progress: (Int) -> Void = { _ in }
+    ) throws -> Int {
+        var remaining = memos[...]
+        return try importMemos(
+            isCancelled: isCancelled,
+            nextChunk: {
+                defer { remaining = remaining.dropFirst(chunkSize) }
+                return Array(remaining.prefix(chunkSize))
+            },
+            didStore: progress)
     }
 
     static func insert(_ chunk: [NewMemo], batch: String, _ db: Database) throws {

@@ -76,3 +76,8 @@ extension Substring {
         return Substring(scalars[first...last])
     }
 }
+
+extension String {
+    /// Whether the text has no character but white space: a blank memo, which the split view discards.
+    public var isBlank: Bool { allSatisfy(\.isWhitespace) }
+}

@@ -39,23 +39,15 @@ public struct MemoImporter: Sendable {
         default:
             throw .invalidParams(param: nil, "give exactly one of 'path' and 'memos'")
         }
-        let session = store.beginImport()
-        var imported = 0
         do {
-            while true {
-                if isCancelled() { throw ResponseError.cancelled }
-                let entries = try next()
-                if entries.isEmpty { break }
-                try session.add(entries.map { MemoStore.NewMemo(text: $0.memoText, modifiedAt: $0.lastModified * 1000) })
-                imported += entries.count
-                let (work, total) = done()
-                progress(work, total, request.path == nil ? "\(imported) of \(total)" : "\(imported) memos read")
-            }
-            if isCancelled() { throw ResponseError.cancelled }
-            try session.finish()
-            return imported
+            return try store.importMemos(
+                isCancelled: isCancelled,
+                nextChunk: { try next().map { MemoStore.NewMemo(text: $0.memoText, modifiedAt: $0.lastModified * 1000) } },
+                didStore: { imported in
+                    let (work, total) = done()
+                    progress(work, total, request.path == nil ? "\(imported) of \(total)" : "\(imported) memos read")
+                })
         } catch {
-            session.abandon()
             throw ResponseError.from(error, presenter: MemoPresenter())
         }
     }
