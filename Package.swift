@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Dependencies point one way:
-//   cloudnotes (executable) → CloudNotesServer → CloudNotesMediator → CloudNotesStore
+//   cloudnotes (executable: serve, and the shell commands) → CloudNotesServer → CloudNotesMediator → CloudNotesStore
 //                                        ↘ CloudNotesTransport     ↘ CloudNotesProtocol
 // The protocol types know no I/O, the store knows no JSON-RPC, the mediator knows no pipes.
 let package = Package(
@@ -56,6 +56,7 @@ let package = Package(
             name: "cloudnotes",
             dependencies: [
                 "CloudNotesProtocol",
+                "CloudNotesMediator",
                 "CloudNotesServer",
                 "CloudNotesStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

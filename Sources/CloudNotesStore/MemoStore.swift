@@ -149,6 +149,17 @@ public final class MemoStore: Sendable {
         try serialized { db in try Self.liveMemo(id: id, db) }
     }
 
+    /// The ids of live memos that start with `prefix`, at most `limit` of them, in id order.
+    ///
+    /// Ids are lowercase hex and dashes, all below "g", so the prefix is a range of the id index.
+    public func memoIDs(startingWith prefix: String, limit: Int) throws -> [String] {
+        try serialized { db in
+            try String.fetchAll(db, sql: """
+                SELECT id FROM memo WHERE id >= ?1 AND id < ?1 || 'g' AND \(Self.visible) ORDER BY id LIMIT ?2
+                """, arguments: [prefix, limit])
+        }
+    }
+
     /// The number of live memos in the list under `filter`.
     public func count(filter: SearchFilter?) throws -> Int {
         try serialized { db in try count(filter: filter, db) }

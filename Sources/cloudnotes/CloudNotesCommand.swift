@@ -11,9 +11,13 @@ import Logging
 struct CloudNotesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cloudnotes",
-        abstract: "A synchronized memo pad for editors: a JSON-RPC 2.0 server on stdin and stdout.",
+        abstract: "A synchronized memo pad for editors: a JSON-RPC 2.0 server on stdin and stdout, and a command line.",
+        discussion: "With no subcommand, serves the protocol (`cloudnotes serve`). Shell completion: `cloudnotes --generate-completion-script bash|zsh|fish`.",
         version: ServerConfiguration.standard.version,
-        subcommands: [Serve.self, ProtocolSchema.self],
+        subcommands: [
+            Serve.self, List.self, Show.self, New.self, Edit.self, Remove.self, Share.self, Import.self, Export.self,
+            ProtocolSchema.self,
+        ],
         defaultSubcommand: Serve.self)
 }
 
@@ -21,7 +25,7 @@ struct CloudNotesCommand: AsyncParsableCommand {
 struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "The store file (default: $CLOUDNOTES_STORE, else $XDG_DATA_HOME/cloudnotes/notes.sqlite).",
-        valueName: "path"))
+        valueName: "path"), completion: .file())
     var store: String?
 
     @Option(name: .long, help: ArgumentHelp(
@@ -29,16 +33,11 @@ struct StoreOptions: ParsableArguments {
         valueName: "mode"))
     var durability: MemoStore.Durability = .committed
 
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
-
-    @Option(name: .long, help: ArgumentHelp("Append logs to this file instead of stderr.", valueName: "path"))
-    var logFile: String?
-
     /// The store path from the flag, the environment or the XDG default, in that order.
-    var storePath: String {
-        let environment = ProcessInfo.processInfo.environment
-        if let store { return store }
+    var storePath: String { Self.storePath(flag: store) }
+
+    static func storePath(flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let flag { return flag }
         if let store = environment["CLOUDNOTES_STORE"], !store.isEmpty { return store }
         var dataHome = environment["XDG_DATA_HOME"] ?? ""
         if !dataHome.hasPrefix("/") {  // the XDG spec ignores relative paths
@@ -46,6 +45,15 @@ struct StoreOptions: ParsableArguments {
         }
         return dataHome + "/cloudnotes/notes.sqlite"
     }
+}
+
+/// Where the server's logs go; the shell commands write their few words to stderr themselves.
+struct LogOptions: ParsableArguments {
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
+
+    @Option(name: .long, help: ArgumentHelp("Append logs to this file instead of stderr.", valueName: "path"), completion: .file())
+    var logFile: String?
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
@@ -58,6 +66,7 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the CloudNotes protocol on stdin and stdout (the default).")
 
     @OptionGroup var options: StoreOptions
+    @OptionGroup var logging: LogOptions
 
     @Option(name: .long, help: ArgumentHelp(
         "Exit when this process (the editor that started the server) is gone, as language servers do.",
@@ -72,7 +81,7 @@ struct Serve: AsyncParsableCommand {
         // A client that goes away makes writes fail (EPIPE), which the server handles; not a signal that kills it.
         signal(SIGPIPE, SIG_IGN)
 
-        let logger = LogSetup.bootstrap(level: options.logLevel, file: options.logFile)
+        let logger = LogSetup.bootstrap(level: logging.logLevel, file: logging.logFile)
         let store: MemoStore
         do {
             store = try MemoStore(path: options.storePath, durability: options.durability)

@@ -1,0 +1,33 @@
+import ArgumentParser
+import CloudNotesStore
+import Foundation
+
+// MARK: - Completing memo ids
+
+/// Shell completion of memo ids: the short ids of the memos in the store the command line names.
+enum MemoIDCompletion {
+    static let kind = CompletionKind.custom { words, _, prefix in candidates(words: words, prefix: prefix) }
+
+    /// Ids starting with `prefix`: their first 8 characters while that is all the user typed, else whole.
+    ///
+    /// Completion never creates a store: with no store file there is nothing to complete.
+    static func candidates(words: [String], prefix: String) -> [String] {
+        let path = StoreOptions.storePath(flag: storeFlag(in: words))
+        guard FileManager.default.fileExists(atPath: path),
+              let store = try? MemoStore(path: path),
+              let ids = try? store.memoIDs(startingWith: prefix.lowercased(), limit: 500)
+        else { return [] }
+        let length = max(MemoTable.shortIDLength, prefix.count)
+        var seen: Set<String> = []
+        return ids.map { String($0.prefix(length)) }.filter { seen.insert($0).inserted }
+    }
+
+    /// The value of `--store` in the words of a command line, if any.
+    static func storeFlag(in words: [String]) -> String? {
+        for (index, word) in words.enumerated() {
+            if word == "--store", index + 1 < words.count { return words[index + 1] }
+            if word.hasPrefix("--store=") { return String(word.dropFirst("--store=".count)) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import CloudNotesMediator
+import CloudNotesProtocol
+import CloudNotesServer
+import CloudNotesStore
+import Foundation
+
+// MARK: - Shell commands
+
+/// A subcommand that works on the store for a person at a shell, through the same mediator the server drives.
+///
+/// Its `run()` opens the store and turns every failure into one sentence on stderr and exit status 1,
+/// so no command prints a Swift error or a stack of causes.
+protocol ShellCommand: AsyncParsableCommand {
+    var options: StoreOptions { get }
+    func run(in session: ShellSession) async throws
+}
+
+extension ShellCommand {
+    func run() async throws {
+        let terminal = Terminal()
+        do {
+            let session = try ShellSession(options: options, terminal: terminal)
+            try await run(in: session)
+        } catch let error as ExitCode {
+            throw error
+        } catch let error as ResponseError {
+            terminal.fail(ShellError(error).description)
+        } catch {
+            terminal.fail("\(error)")
+        }
+    }
+}
+
+/// A failure told to the person at the shell.
+struct ShellError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
+
+    /// A protocol error as a sentence for people: the JSON-RPC prefixes say nothing to them.
+    init(_ error: ResponseError) {
+        var message = error.message
+        for prefix in ["Invalid params: ", "Internal error: "] where message.hasPrefix(prefix) {
+            message.removeFirst(prefix.count)
+        }
+        description = message
+    }
+}
+
+// MARK: - Session
+
+/// One shell command's view of the store: the mediator (with no panes to tell), the importer and the
+/// exporter the server uses, and how to write for this terminal.
+struct ShellSession {
+    let store: MemoStore
+    let mediator: SplitViewMediator
+    let terminal: Terminal
+
+    init(options: StoreOptions, terminal: Terminal) throws {
+        let path = options.storePath
+        do {
+            store = try MemoStore(path: path, durability: options.durability)
+        } catch {
+            throw ShellError("cannot open the store at \(path): \(error)")
+        }
+        for problem in MemoStore.privacyProblems(ofStoreAt: path) {
+            terminal.warn(problem)
+        }
+        self.terminal = terminal
+        mediator = SplitViewMediator(
+            store: store, sink: NoPanes(),
+            presenter: MemoPresenter(locale: terminal.locale, timeZone: terminal.timeZone),
+            limits: ServerConfiguration.standard.limits)
+    }
+
+    /// The memo whose id starts with `prefix`, selected as a front end would to show it.
+    func select(matching prefix: String) async throws -> Memo {
+        let id = try await mediator.memoID(matching: prefix)
+        return try await mediator.select(SelectRequest(id: id)).memo
+    }
+}
+
+/// The shell has no panes: the mediator's notifications go nowhere.
+struct NoPanes: NotificationSink {
+    func send(_ notification: some NotificationType) {}
+}
