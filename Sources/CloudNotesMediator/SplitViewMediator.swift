@@ -22,6 +22,8 @@ public actor SplitViewMediator {
     var selectedID: String?
     /// Whether the selected memo's text was blank when last seen: only then can rule 5 discard it.
     var selectionMayBeBlank = false
+    /// The version of the selected memo the client has: what the detail pane showed, or its own update.
+    var selectedVersion: Int64?
     /// The selection as the client last heard it, so `selection/didChange` is sent only when it changed.
     var announced = AnnouncedSelection(id: nil, index: nil)
 
@@ -46,6 +48,7 @@ public actor SplitViewMediator {
     /// Rule 1: select and show the newest memo, or clear the detail when there is none.
     public func start() throws(ResponseError) {
         try translatingErrors {
+            _ = try store.takeChangesElsewhere()  // what is shown now includes them
             if let newest = try store.memo(at: 0, filter: filter) {
                 show(newest)
             } else {
@@ -64,7 +67,8 @@ public actor SplitViewMediator {
             throw .invalidParams(param: "limit", "must be between 1 and \(limits.maxListLimit)")
         }
         return try translatingErrors {
-            ListResult(
+            try catchUp()
+            return ListResult(
                 total: try store.count(filter: filter),
                 rows: try store.page(filter: filter, offset: offset, limit: limit).map(presenter.row))
         }
@@ -74,6 +78,7 @@ public actor SplitViewMediator {
         try translatingErrors {
             // The filter changes only once the store has answered for it: a failing query leaves the list as it was.
             let newFilter = SearchFilter(request.query)
+            try catchUp()
             let total = try store.count(filter: newFilter)
             filter = newFilter
             sink.send(ListDidReset(total: total))
@@ -90,11 +95,12 @@ public actor SplitViewMediator {
         let text = request.text ?? ""
         try checkSize(text)
         return try translatingErrors {
+            try catchUp()
             try discardBlankSelection()
             let clearsFilter = filter != nil
             filter = nil
             let change = try store.create(text: text, now: clock(), filter: filter)
-            if clearsFilter {
+            if clearsFilter || change.followsChangesElsewhere {
                 sink.send(ListDidReset(total: try store.count(filter: filter)))
             } else {
                 sink.send(ListDidInsert(index: change.indexAfter ?? 0, row: presenter.row(change.memo)))
@@ -106,6 +112,7 @@ public actor SplitViewMediator {
     /// Shows a memo; rule 5 discards a blank memo that loses the selection.
     public func select(_ request: SelectRequest) throws(ResponseError) -> MemoResult {
         try translatingErrors {
+            try catchUp()
             let id = request.id.description
             guard let stored = try store.memo(id: id) else { throw ResponseError.memoNotFound(request.id) }
             guard selectedID != id else { return MemoResult(memo: presenter.memo(stored)) }
@@ -118,12 +125,17 @@ public actor SplitViewMediator {
     public func update(_ request: UpdateRequest) throws(ResponseError) -> MemoResult {
         try checkSize(request.text)
         return try translatingErrors(baseVersion: request.baseVersion) {
+            try catchUp()
             let change = try store.update(
                 id: request.id.description, text: request.text, baseVersion: request.baseVersion, now: clock(),
                 filter: filter)
-            if change.changedAnything {
-                announceMove(of: change)
-                if change.memo.id == selectedID { selectionMayBeBlank = change.memo.text.isBlank }
+            if change.changedAnything || change.followsChangesElsewhere {
+                // The client has this text already: the detail pane must not show it back.
+                if change.memo.id == selectedID {
+                    selectionMayBeBlank = change.memo.text.isBlank
+                    selectedVersion = change.memo.version
+                }
+                try announce(change)
                 try announceSelection(knowing: change.memo)
             }
             return MemoResult(memo: presenter.memo(change.memo))
@@ -133,19 +145,13 @@ public actor SplitViewMediator {
     /// Rule 4: a deleted selection moves to the memo now at the same index, or the one above.
     public func delete(_ request: DeleteRequest) throws(ResponseError) -> DeleteResult {
         try translatingErrors {
+            try catchUp()
             guard let change = try store.delete(id: request.id.description, now: clock(), filter: filter) else {
                 throw ResponseError.memoNotFound(request.id)
             }
-            announceMove(of: change)
+            try announce(change)
             if selectedID == change.memo.id {
-                selectedID = nil
-                let count = try store.count(filter: filter)
-                let target = min(change.indexBefore ?? 0, count - 1)
-                if target >= 0, let next = try store.memo(at: target, filter: filter) {
-                    show(next)
-                } else {
-                    clearSelection()
-                }
+                try selectNear(index: change.indexBefore ?? 0)
             } else {
                 try announceSelection()
             }
@@ -158,6 +164,7 @@ public actor SplitViewMediator {
     /// The list changed wholesale: reset it, and select the newest memo if nothing was selected.
     public func didImport() throws(ResponseError) {
         try translatingErrors {
+            _ = try store.takeChangesElsewhere()  // the reset below includes them
             sink.send(ListDidReset(total: try store.count(filter: filter)))
             if selectedID == nil, let newest = try store.memo(at: 0, filter: nil) {
                 show(newest)
@@ -174,15 +181,29 @@ public actor SplitViewMediator {
     func show(_ stored: StoredMemo) -> Memo {
         selectedID = stored.id
         selectionMayBeBlank = stored.text.isBlank
+        selectedVersion = stored.version
         try? announceSelection(knowing: stored)
         let memo = presenter.memo(stored)
         sink.send(DetailDidShow(memo: memo))
         return memo
     }
 
+    /// Rule 4: after the selected memo left the list, selects the memo now at `index`, or the one above,
+    /// or clears the detail when the list is empty.
+    func selectNear(index: Int) throws {
+        selectedID = nil
+        let target = min(index, try store.count(filter: filter) - 1)
+        if target >= 0, let next = try store.memo(at: target, filter: filter) {
+            show(next)
+        } else {
+            clearSelection()
+        }
+    }
+
     func clearSelection() {
         selectedID = nil
         selectionMayBeBlank = false
+        selectedVersion = nil
         try? announceSelection()
         sink.send(DetailDidClear())
     }
@@ -223,7 +244,7 @@ public actor SplitViewMediator {
               let change = try store.delete(id: selectedID, now: clock(), filter: filter, onlyIfBlank: true)
         else { return }
         self.selectedID = nil
-        announceMove(of: change)
+        try announce(change)
     }
 
     // MARK: - Helpers

@@ -52,6 +52,16 @@ actor Dispatcher {
         }
     }
 
+    /// Another process changed the store: the split view catches up, between two requests.
+    func storeChangedElsewhere() async {
+        guard case .running(let session) = lifecycle, didStart else { return }
+        do {
+            try await session.mediator.catchUpWithChangesElsewhere()
+        } catch {
+            logger.warning("cannot show the changes another process made: \(error.message)")
+        }
+    }
+
     // MARK: - Requests
 
     private func handleRequest(id: RequestID, method: String, line: Data) async {

@@ -38,7 +38,10 @@ public struct ServerConfiguration: Sendable {
 ///    requests overtake them. An import's effect on the list reaches the split view as one step taken
 ///    between two requests (`list/didReset`), never in the middle of one.
 /// 4. `shutdown` waits for background requests; at end of input, the server finishes them, then exits.
-/// 5. The background indexer (imported and long memos into the full-text index) works only while the
+/// 5. A change another process committed to the store (a second editor, the shell) is noticed within
+///    `ExternalChangeWatcher.interval` and reaches the split view like an import's: one step taken
+///    between two requests (`list/didReset`, then the selection and the detail as they now are).
+/// 6. The background indexer (imported and long memos into the full-text index) works only while the
 ///    client has been quiet for a moment, one short transaction at a time: any request overtakes it.
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
 /// actor awaited one message at a time, and everything shared across threads is `Sendable`.
@@ -49,6 +52,7 @@ public final class Server: Sendable {
     let dispatcher: Dispatcher
     let cancellations = CancellationRegistry()
     let indexer: BackgroundIndexer
+    let watcher: ExternalChangeWatcher
     let logger: Logger
 
     public init(store: MemoStore, input: Int32, output: Int32, configuration: ServerConfiguration = .standard, logger: Logger) {
@@ -57,23 +61,36 @@ public final class Server: Sendable {
         decoder = MessageDecoder(maxNestingDepth: configuration.limits.maxNestingDepth)
         dispatcher = Dispatcher(store: store, writer: writer, configuration: configuration, cancellations: cancellations, logger: logger)
         indexer = BackgroundIndexer(store: store, logger: logger)
+        watcher = ExternalChangeWatcher(store: store, logger: logger)
         self.logger = logger
     }
 
     /// Messages read but not yet handled, at most.
     static let maxQueuedMessages = 256
 
+    /// What the run loop takes, one at a time: the client's messages, and news that another process
+    /// changed the store.
+    enum Event: Sendable {
+        case message(IncomingMessage)
+        case storeChangedElsewhere
+    }
+
     /// Serves until `exit` or end of input, and returns the process's exit code.
     public func run() async -> Int32 {
-        let (messages, continuation) = AsyncStream.makeStream(of: IncomingMessage.self)
+        let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         // Backpressure: at most `maxQueuedMessages` wait; then the reader stops reading until the
         // dispatcher catches up, so a client that writes faster than it reads cannot exhaust memory.
         let queueSlots = DispatchSemaphore(value: Self.maxQueuedMessages)
         let decoder = decoder
         let cancellations = cancellations
         let indexer = indexer
+        let watcher = watcher
         indexer.start()
-        defer { indexer.stop() }
+        watcher.start { continuation.yield(.storeChangedElsewhere) }
+        defer {
+            indexer.stop()
+            watcher.stop()
+        }
         reader.start(
             onFrame: { frame in
                 indexer.noteActivity()
@@ -85,14 +102,20 @@ public final class Server: Sendable {
                     return
                 }
                 queueSlots.wait()
-                continuation.yield(message)
+                continuation.yield(.message(message))
             },
             onEnd: { continuation.finish() })
-        for await message in messages {
-            queueSlots.signal()
-            if let code = await dispatcher.handle(message) {
-                logger.info("exit with code \(code)")
-                return code
+        for await event in events {
+            switch event {
+            case .message(let message):
+                queueSlots.signal()
+                if let code = await dispatcher.handle(message) {
+                    logger.info("exit with code \(code)")
+                    return code
+                }
+            case .storeChangedElsewhere:
+                watcher.didHandleReport()
+                await dispatcher.storeChangedElsewhere()
             }
         }
         logger.info("end of input: finishing background work")

@@ -13,6 +13,9 @@ public struct ListChange: Sendable {
     public var indexAfter: Int?
     /// False when the change turned out to change nothing (an update with the same text).
     public var changedAnything: Bool = true
+    /// True when other processes had committed changes the split view had not yet caught up with:
+    /// the indexes are right for the store, not for the list the client holds.
+    public var followsChangesElsewhere = false
 }
 
 extension MemoStore {
@@ -22,7 +25,7 @@ extension MemoStore {
             var memo = StoredMemo(id: id, text: text, createdAt: now, modifiedAt: now, seq: try Self.nextSeq(db))
             try memo.insert(db)
             try cacheInsert(memo, db)
-            return ListChange(memo: memo, indexBefore: nil, indexAfter: try index(of: memo, filter: filter, db))
+            return try noting(ListChange(memo: memo, indexBefore: nil, indexAfter: try index(of: memo, filter: filter, db)), db)
         }
     }
 
@@ -33,7 +36,7 @@ extension MemoStore {
             if let baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
             let before = try index(of: memo, filter: filter, db)
             if memo.text == text {
-                return ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false)
+                return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), db)
             }
             cacheRemove(memo)
             memo.setText(text)
@@ -43,7 +46,7 @@ extension MemoStore {
             memo.seq = try Self.nextSeq(db)
             try memo.update(db)
             try cacheInsert(memo, db)
-            return ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db))
+            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), db)
         }
     }
 
@@ -65,7 +68,7 @@ extension MemoStore {
             memo.version += 1
             memo.seq = try Self.nextSeq(db)
             try memo.update(db)
-            return ListChange(memo: memo, indexBefore: before, indexAfter: nil)
+            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: nil), db)
         }
     }
 
@@ -77,6 +80,14 @@ extension MemoStore {
             self.text = text
             self.modifiedAt = modifiedAt
         }
+    }
+
+    /// `change`, marked when it follows changes of other processes that the split view has not caught
+    /// up with. Taken once the change succeeded, so a refused change leaves them for the next catch-up.
+    private func noting(_ change: ListChange, _ db: Database) throws -> ListChange {
+        var change = change
+        change.followsChangesElsewhere = try takeChangesElsewhere(db)
+        return change
     }
 
     /// Runs `body` in a write transaction, turning disk failures into `StoreError.writeFailed`.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 // MARK: - Memo store
 
@@ -13,6 +14,8 @@ public final class MemoStore: Sendable {
     let writer: any DatabaseWriter
     /// The list orders in memory (see `ListCache`).
     let cache = ListCache()
+    /// `PRAGMA data_version` as of the last catch-up with other processes' changes (see `takeChangesElsewhere()`).
+    let caughtUpDataVersion = Mutex<Int64?>(nil)
     /// The file path, or nil for an in-memory store.
     public let path: String?
 
@@ -43,6 +46,7 @@ public final class MemoStore: Sendable {
         try Self.checkSchemaVersion(of: pool, path: path)
         try Self.migrator.migrate(pool)
         try discardAbandonedImports()
+        try noteCaughtUp()
     }
 
     /// A store in memory, for tests.
@@ -52,6 +56,7 @@ public final class MemoStore: Sendable {
         configuration.prepareDatabase { db in Self.prepareConnection(db) }
         writer = try DatabaseQueue(configuration: configuration)
         try Self.migrator.migrate(writer)
+        try noteCaughtUp()
     }
 
     /// What makes the store readable by other users: a folder with group or other permissions, or a

@@ -576,6 +576,8 @@ class Mirror:
                 assert row["id"] not in {r["id"] for r in self.rows}, f"didInsert of {row['id']}, already listed"
                 self.rows.insert(index, row)
                 self.reset_total = None
+            elif self.reset_total is not None:  # after a reset, before the list is read again
+                self.reset_total += 1
         elif method == "list/didUpdate":
             if self.rows is not None:
                 source, target, row = params["fromIndex"], params["toIndex"], params["row"]
@@ -594,6 +596,8 @@ class Mirror:
                     f"didRemove at {index}: the row there is {self.rows[index]['id']}, not {params['id']}")
                 self.rows.pop(index)
                 self.reset_total = None
+            elif self.reset_total is not None:
+                self.reset_total -= 1
         elif method == "list/didReset":
             self.rows = None
             self.reset_total = params["total"]
@@ -622,17 +626,53 @@ class Mirror:
                 self.detail = result["memo"]
 
     def refetch(self) -> None:
-        expected_total = self.reset_total
-        self.busy = True
-        try:
-            listing = self.server.list_all()
-        finally:
-            self.busy = False
-        if expected_total is not None:
-            assert listing["total"] == expected_total, (
-                f"list/didReset said {expected_total} rows, memo/list says {listing['total']}")
-        self.rows = listing["rows"]
-        self.reset_total = None
+        """Reads the whole list after a `list/didReset`.
+
+        Another process may change the store meanwhile: the server then catches up first, and the
+        `memo/list` reply comes after a new `list/didReset` (and any selection and detail updates),
+        which this applies before reading the list again."""
+        for _ in range(20):
+            expected_total = self.reset_total
+            self.busy = True
+            try:
+                notes, listing = self._read_list()
+            finally:
+                self.busy = False
+            changed = False
+            for note in notes:
+                if note["method"] == "list/didReset":
+                    self.reset_total = note["params"]["total"]
+                    changed = True
+                else:
+                    self.apply_one(note)
+            if changed:
+                continue
+            if expected_total is not None:
+                assert listing["total"] == expected_total, (
+                    f"list/didReset said {expected_total} rows, memo/list says {listing['total']}")
+            self.rows = listing["rows"]
+            self.reset_total = None
+            return
+        raise AssertionError("the list kept changing while the mirror read it")
+
+    def _read_list(self) -> tuple[list[dict], dict]:
+        """(notifications on the way, the whole list)."""
+        notes: list[dict] = []
+        rows: list[dict] = []
+        total = None
+        while True:
+            page_notes, response = self.server.request("memo/list", {"offset": len(rows), "limit": 1000})
+            notes += page_notes
+            if "error" in response:
+                raise RpcError("memo/list", response["error"])
+            page = response["result"]
+            if page_notes:  # the store changed: the caller reads the list again
+                return notes, page
+            if total is None:
+                total = page["total"]
+            rows += page["rows"]
+            if not page["rows"] or len(rows) >= total:
+                return notes, {"total": total, "rows": rows}
 
     @property
     def ids(self) -> list[str]:
