@@ -1,0 +1,123 @@
+"""Kill -9 at random moments, over and over: every acknowledged change survives, nothing appears
+half-applied, the file stays sound, and search finds what the list shows."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import time
+
+from conftest import Server
+
+ROUNDS = 100
+TIME_LIMIT = 240.0  # seconds; the loop is bounded, and a slow machine fails loudly rather than hangs
+
+
+def store_state(server: Server) -> dict[str, tuple[str, str]]:
+    """key -> (id, text) of every memo in the store, read through the protocol."""
+    state = {}
+    for row in server.list_all()["rows"]:
+        text = server.call("memo/share", {"id": row["id"], "format": "text"})["text"]
+        key = text.split("\n", 1)[0]
+        assert key not in state, f"two memos with the first line {key!r}"
+        state[key] = (row["id"], text)
+    return state
+
+
+def integrity(store) -> str:
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+        return db.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def test_kill_minus_9_at_random_moments(servers):
+    rng = random.Random(91)
+    store = servers.store
+    # The states the store may be in after the last kill: the changes of some prefix of the requests
+    # sent, at least the acknowledged ones.
+    candidates: list[dict[str, str]] = [{}]
+    next_key = 0
+    cut_short = 0  # rounds whose kill came before every request was answered
+    started = time.monotonic()
+    for round_number in range(ROUNDS):
+        assert time.monotonic() - started < TIME_LIMIT, f"only {round_number} rounds in {TIME_LIMIT} s"
+        server = servers.start(store)
+        server.initialize()
+
+        # -- after the restart: the store is one of the states the last round could have left -----
+        state = store_state(server)
+        committed = {key: text for key, (_, text) in state.items()}
+        assert committed in candidates, (
+            f"round {round_number}: the store after the kill is not the result of any prefix of the "
+            f"requests of the last round that includes every acknowledged one")
+        assert integrity(store) == "ok"
+        for key in rng.sample(sorted(state), min(3, len(state))):
+            found = server.call("memo/search", {"query": key})
+            assert state[key][0] in {row["id"] for row in found["rows"]}, f"search misses {key}"
+        server.call("memo/search", {"query": ""})
+
+        # -- a burst of pipelined changes, killed at a random moment ------------------------------
+        ops: list[tuple[str, str, str | None]] = []  # (kind, key, new text)
+        live = dict(state)
+        sent_ids = []
+        burst = rng.randint(5, 60)
+        kill_after = rng.randint(1, burst)  # the kill comes while the stream is still being sent
+        for _ in range(burst):
+            if len(ops) == kill_after:
+                break
+            roll = rng.random()
+            if roll < 0.4 or not live:
+                key = f"key:{next_key:06d}"
+                next_key += 1
+                text = f"{key}\ncreated in round {round_number} " + "x" * rng.randint(0, 3000)
+                sent_ids.append(server.send_request("memo/create", {"text": text}))
+                ops.append(("create", key, text))
+                live[key] = ("?", text)
+            elif roll < 0.8 or len(live) < 10:
+                key = rng.choice([k for k, (memo_id, _) in live.items() if memo_id != "?"] or [None])
+                if key is None:
+                    continue
+                text = f"{key}\nupdated in round {round_number} " + "y" * rng.randint(0, 3000)
+                sent_ids.append(server.send_request("memo/update", {"id": live[key][0], "text": text}))
+                ops.append(("update", key, text))
+                live[key] = (live[key][0], text)
+            else:
+                key = rng.choice([k for k, (memo_id, _) in live.items() if memo_id != "?"] or [None])
+                if key is None:
+                    continue
+                sent_ids.append(server.send_request("memo/delete", {"id": live.pop(key)[0]}))
+                ops.append(("delete", key, None))
+        if rng.random() < 0.5:  # else at once, while the server is still busy with the stream
+            time.sleep(rng.uniform(0, 0.003))
+        server.kill()
+
+        # -- what was acknowledged: a prefix of the requests, answered in order --------------------
+        answered = set()
+        for message in server.read_until_eof():
+            if "id" in message and "method" not in message:
+                assert "result" in message, f"round {round_number}: {message}"
+                answered.add(message["id"])
+        acknowledged = 0
+        while acknowledged < len(sent_ids) and sent_ids[acknowledged] in answered:
+            acknowledged += 1
+        assert len(answered) == acknowledged, "responses came out of order"
+        cut_short += acknowledged < len(ops)
+
+        candidates = []
+        model = dict(committed)
+        for index in range(len(ops) + 1):
+            if index >= acknowledged:
+                candidates.append(dict(model))
+            if index < len(ops):
+                kind, key, text = ops[index]
+                if kind == "delete":
+                    model.pop(key, None)
+                else:
+                    model[key] = text
+
+    # Most kills must land in the middle of a burst, or this tests nothing.
+    assert cut_short >= ROUNDS // 4, f"only {cut_short} of {ROUNDS} kills interrupted a burst"
+    final = servers.start(store)
+    final.initialize()
+    assert {key: text for key, (_, text) in store_state(final).items()} in candidates
+    assert final.shutdown_and_exit() == 0
