@@ -98,8 +98,9 @@ public actor SplitViewMediator {
             try catchUp()
             try discardBlankSelection()
             let clearsFilter = filter != nil
+            // The filter goes only once the memo is stored: a refused create leaves the list as it was.
+            let change = try store.create(text: text, now: clock(), filter: nil)
             filter = nil
-            let change = try store.create(text: text, now: clock(), filter: filter)
             if clearsFilter || change.followsChangesElsewhere {
                 sink.send(ListDidReset(total: try store.count(filter: filter)))
             } else {

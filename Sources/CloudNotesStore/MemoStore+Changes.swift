@@ -94,6 +94,8 @@ extension MemoStore {
     ///
     /// The list orders in memory follow the transaction; if it fails, they are rebuilt from the file.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
+        // Refused before SQLite is asked: even a failed write transaction makes it drop its cache.
+        if isReadOnly { throw StoreError.writeFailed("the store is read-only") }
         do {
             return try writer.write { db in
                 try dropCacheIfChangedElsewhere(db)

@@ -18,6 +18,9 @@ public final class MemoStore: Sendable {
     let caughtUpDataVersion = Mutex<Int64?>(nil)
     /// The file path, or nil for an in-memory store.
     public let path: String?
+    /// True when the file or its folder cannot be written (a read-only disk, or permissions): memos
+    /// are read as usual, and every change is refused with `StoreError.writeFailed`.
+    public let isReadOnly: Bool
 
     /// How hard a commit works to reach the disk.
     public enum Durability: String, Sendable, CaseIterable {
@@ -41,17 +44,24 @@ public final class MemoStore: Sendable {
         }
         // Look before touching: opening a pool switches the file to WAL mode, which writes to it.
         try Self.checkIdentity(ofFileAt: path)
-        let pool = try DatabasePool(path: path, configuration: configuration)
-        writer = pool
-        try Self.checkSchemaVersion(of: pool, path: path)
-        try Self.migrator.migrate(pool)
-        try discardAbandonedImports()
+        if Self.canWrite(at: path) {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            writer = pool
+            isReadOnly = false
+            try Self.checkSchemaVersion(of: pool, path: path)
+            try Self.migrator.migrate(pool)
+            try discardAbandonedImports()
+        } else {
+            writer = try Self.openReadOnly(at: path, configuration: configuration)
+            isReadOnly = true
+        }
         try noteCaughtUp()
     }
 
     /// A store in memory, for tests.
     public init() throws {
         path = nil
+        isReadOnly = false
         var configuration = Configuration()
         configuration.prepareDatabase { db in Self.prepareConnection(db) }
         writer = try DatabaseQueue(configuration: configuration)
@@ -111,7 +121,7 @@ public final class MemoStore: Sendable {
     }
 
     /// Refuses a store whose schema was written by a newer CloudNotes.
-    private static func checkSchemaVersion(of writer: any DatabaseWriter, path: String) throws {
+    static func checkSchemaVersion(of writer: any DatabaseWriter, path: String) throws {
         try writer.read { db in
             let known = Set(migrator.migrations)
             let unknown = try migrator.appliedIdentifiers(db).filter { !known.contains($0) }

@@ -6,6 +6,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case notACloudNotesStore(path: String)
     /// The store was written by a newer CloudNotes whose schema this version does not know.
     case newerSchema(path: String, unknownMigrations: [String])
+    /// The store is read-only and written by an older CloudNotes: it needs an upgrade that cannot be written.
+    case readOnlyNeedsUpgrade(path: String)
     case memoNotFound(id: String)
     /// The memo is at `current.version`, not the version the change was based on.
     case versionConflict(current: StoredMemo)
@@ -19,6 +21,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is not a CloudNotes store; it was left untouched"
         case .newerSchema(let path, let migrations):
             "\(path) was written by a newer CloudNotes (schema \(migrations.joined(separator: ", "))); upgrade cloudnotes to open it"
+        case .readOnlyNeedsUpgrade(let path):
+            "\(path) is read-only and needs an upgrade to this version's schema; make it writable once"
         case .memoNotFound(let id): "no memo with id \(id)"
         case .versionConflict(let current): "the memo is at version \(current.version)"
         case .writeFailed(let reason): reason

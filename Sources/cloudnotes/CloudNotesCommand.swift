@@ -93,6 +93,9 @@ struct Serve: AsyncParsableCommand {
         for problem in MemoStore.privacyProblems(ofStoreAt: options.storePath) {
             logger.warning("\(problem)")
         }
+        if store.isReadOnly {
+            logger.warning("the store is read-only: memos can be read, and every change will be refused")
+        }
         if let clientProcessId {
             ParentWatcher.exitWhenGone(clientProcessId) {
                 logger.notice("the client process \(clientProcessId) is gone: exiting")

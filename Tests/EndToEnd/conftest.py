@@ -657,7 +657,7 @@ class Mirror:
             self.rows = listing["rows"]
             self.reset_total = None
             return
-        raise AssertionError("the list kept changing while the mirror read it")
+        raise AssertionError(f"the list kept changing while the mirror read it: {notes}")
 
     def _read_list(self) -> tuple[list[dict], dict]:
         """(notifications on the way, the whole list)."""

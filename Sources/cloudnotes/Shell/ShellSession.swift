@@ -67,6 +67,7 @@ struct ShellSession {
         for problem in MemoStore.privacyProblems(ofStoreAt: path) {
             terminal.warn(problem)
         }
+        if store.isReadOnly { terminal.warn("the store is read-only: changes will be refused") }
         self.terminal = terminal
         mediator = SplitViewMediator(
             store: store, sink: NoPanes(),
