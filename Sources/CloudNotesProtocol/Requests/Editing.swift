@@ -61,7 +61,7 @@ public struct UpdateRequest: RequestType, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(MemoID.self, forKey: .id)
         text = try container.decode(String.self, forKey: .text)
-        baseVersion = try container.decodeWholeNumberIfPresent(Int64.self, forKey: .baseVersion)
+        baseVersion = try container.decodeWholeNumberIfPresent(Int64.self, forKey: .baseVersion, minimum: 1)
     }
 
     public static let schema = Schema.object([
