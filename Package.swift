@@ -63,6 +63,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The message-path fuzzer (libFuzzer with -DFUZZING; otherwise it replays corpus files).
+        .executableTarget(
+            name: "CloudNotesFuzz",
+            dependencies: [
+                "CloudNotesServer",
+                "CloudNotesStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport"]),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore"]),

@@ -1,0 +1,45 @@
+import Foundation
+
+// MARK: - Entry point
+
+/// The message-path fuzzer.
+///
+/// Built for fuzzing (`scripts/fuzz`, which compiles with `-sanitize=fuzzer,address -DFUZZING`), it
+/// hands control to libFuzzer. Built normally, it replays the files it is given, which is how the test
+/// suite runs the seed and regression corpora on every run.
+@main
+struct CloudNotesFuzz {
+    static func main() {
+        #if FUZZING
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+            MessagePathHarness.run(Data(bytes: data!, count: size))
+            return 0
+        })
+        #else
+        let files = CommandLine.arguments.dropFirst()
+        guard !files.isEmpty else {
+            FileHandle.standardError.write(Data("usage: CloudNotesFuzz FILE...  (replays inputs; scripts/fuzz fuzzes)\n".utf8))
+            exit(2)
+        }
+        for file in files {
+            guard let input = FileManager.default.contents(atPath: file) else {
+                FileHandle.standardError.write(Data("cannot read \(file)\n".utf8))
+                exit(2)
+            }
+            MessagePathHarness.run(input)
+        }
+        print("replayed \(files.count) inputs: every invariant held")
+        #endif
+    }
+}
+
+#if FUZZING
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
+#endif
