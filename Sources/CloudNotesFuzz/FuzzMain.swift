@@ -13,10 +13,7 @@ struct CloudNotesFuzz {
         #if FUZZING
         var argc = CommandLine.argc
         var argv = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-            MessagePathHarness.run(Data(bytes: data!, count: size))
-            return 0
-        })
+        exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzOneInput))
         #else
         let files = CommandLine.arguments.dropFirst()
         guard !files.isEmpty else {
@@ -36,6 +33,13 @@ struct CloudNotesFuzz {
 }
 
 #if FUZZING
+/// libFuzzer's entry for one input (its runtime refers to this name even when the driver is called directly).
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    MessagePathHarness.run(size == 0 ? Data() : Data(bytes: data!, count: size))
+    return 0
+}
+
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<Int32>,

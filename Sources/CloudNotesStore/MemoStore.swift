@@ -42,20 +42,38 @@ public final class MemoStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(durability == .synced ? "FULL" : "NORMAL")")
             Self.prepareConnection(db)
         }
-        // Look before touching: opening a pool switches the file to WAL mode, which writes to it.
-        try Self.checkIdentity(ofFileAt: path)
         if Self.canWrite(at: path) {
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            writer = pool
+            writer = try Self.openPool(at: path, configuration: configuration)
             isReadOnly = false
-            try Self.checkSchemaVersion(of: pool, path: path)
-            try Self.migrator.migrate(pool)
             try discardAbandonedImports()
         } else {
+            try Self.checkIdentity(ofFileAt: path)
             writer = try Self.openReadOnly(at: path, configuration: configuration)
             isReadOnly = true
         }
         try noteCaughtUp()
+    }
+
+    /// Checks the file is a CloudNotes store (or empty), opens the pool, checks the schema and migrates it.
+    ///
+    /// Two editors started at once on a new store would both migrate it, and one could see the other's
+    /// half-made schema: the processes opening the same folder's stores take turns, holding an
+    /// exclusive `flock` on the folder (not on the file, whose descriptors carry SQLite's own locks).
+    private static func openPool(at path: String, configuration: Configuration) throws -> DatabasePool {
+        let folder = (path as NSString).deletingLastPathComponent
+        let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if lock >= 0 {
+            while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        }
+        defer {
+            if lock >= 0 { close(lock) }  // closing releases the flock
+        }
+        // Look before touching: opening a pool switches the file to WAL mode, which writes to it.
+        try checkIdentity(ofFileAt: path)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try checkSchemaVersion(of: pool, path: path)
+        try migrator.migrate(pool)
+        return pool
     }
 
     /// A store in memory, for tests.
@@ -132,6 +150,7 @@ public final class MemoStore: Sendable {
     private static func checkIdentityReadOnly(ofFileAt path: String) throws {
         var configuration = Configuration()
         configuration.readonly = true
+        configuration.busyMode = .timeout(10)
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)

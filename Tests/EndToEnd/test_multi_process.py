@@ -142,3 +142,15 @@ def test_four_processes_under_a_mixed_load_agree_with_the_store(servers):
         assert editor.mirror.ids == [row["id"] for row in truth]
         editor.mirror.check()
         assert "database is locked" not in editor.stderr
+
+
+def test_editors_started_at_once_on_a_new_store_all_open_it(servers, tmp_root):
+    for attempt in range(5):
+        store = tmp_root / f"fresh-{attempt}" / "notes.sqlite"
+        started = [Server(store) for _ in range(4)]
+        servers.servers.extend(started)
+        for server in started:
+            server.initialize()
+        for server in started:
+            assert server.call("memo/list", {})["total"] == 0
+            assert server.shutdown_and_exit() == 0
