@@ -1,0 +1,95 @@
+--- Small helpers shared by the CloudNotes modules: user messages and
+--- error containment, so that no callback ever surfaces a Lua stack trace.
+local M = {}
+
+M.debug = false
+
+local function emit(msg, level)
+  vim.notify("CloudNotes: " .. msg, level or vim.log.levels.INFO, { title = "CloudNotes" })
+end
+
+--- Show `msg` to the user with vim.notify. Safe to call from libuv callbacks
+--- (fast events), where the editor API is off limits: it defers itself.
+function M.notify(msg, level)
+  if vim.in_fast_event() then
+    vim.schedule(function()
+      emit(msg, level)
+    end)
+  else
+    emit(msg, level)
+  end
+end
+
+function M.warn(msg)
+  M.notify(msg, vim.log.levels.WARN)
+end
+
+function M.error(msg)
+  M.notify(msg, vim.log.levels.ERROR)
+end
+
+--- Wrap `fn` so that an error inside it becomes one vim.notify message
+--- instead of a traceback. Every callback the plugin hands to Neovim or libuv
+--- goes through this: a bug must cost the user a message, not the session.
+function M.safe(fn, what)
+  return function(...)
+    local ok, err = xpcall(fn, debug.traceback, ...)
+    if ok then
+      return err
+    end
+    local msg = tostring(err)
+    if not M.debug then
+      -- The first line says what went wrong; the traceback is for bug reports.
+      msg = msg:match("^[^\n]*")
+    end
+    M.error((what and (what .. ": ") or "") .. msg)
+  end
+end
+
+--- Text of a JSON-RPC error object, for messages.
+function M.rpc_error_text(err)
+  if type(err) ~= "table" then
+    return tostring(err)
+  end
+  return string.format("%s (%s)", tostring(err.message or "error"), tostring(err.code or "?"))
+end
+
+--- Split memo text into buffer lines. The split is on "\n" alone so that
+--- joining the lines with "\n" gives back the text byte for byte (a CRLF memo
+--- keeps its "\r" at the end of each line).
+function M.text_to_lines(text)
+  return vim.split(text or "", "\n", { plain = true })
+end
+
+function M.lines_to_text(lines)
+  return table.concat(lines, "\n")
+end
+
+--- Make a server string safe to show on one buffer line: control characters
+--- (which a title may hold, and which nvim_buf_set_lines refuses as "\n")
+--- become "?".
+function M.one_line(s)
+  return (tostring(s or ""):gsub("[%z\1-\31\127]", "?"))
+end
+
+--- Pad or cut `s` to exactly `width` display cells (wide characters count 2).
+function M.fit(s, width)
+  local w = vim.fn.strdisplaywidth(s)
+  if w <= width then
+    return s .. string.rep(" ", width - w)
+  end
+  local out, used = {}, 0
+  local n = vim.fn.strchars(s)
+  for i = 0, n - 1 do
+    local ch = vim.fn.strcharpart(s, i, 1)
+    local cw = vim.fn.strdisplaywidth(ch)
+    if used + cw > width - 1 then
+      break
+    end
+    out[#out + 1] = ch
+    used = used + cw
+  end
+  return table.concat(out) .. "…" .. string.rep(" ", width - 1 - used)
+end
+
+return M

@@ -1,0 +1,316 @@
+--- The split view's windows and buffers: a tab with the memo list on the
+--- left and the selected memo's text on the right, and how the mirror is
+--- drawn into them. It holds no protocol state: the session tells it what
+--- to show.
+local api = vim.api
+local util = require("cloudnotes.util")
+
+local M = {}
+
+local View = {}
+View.__index = View
+
+local ns_list = api.nvim_create_namespace("cloudnotes_list")
+local ns_title = api.nvim_create_namespace("cloudnotes_title")
+
+--- Define the highlight groups (as defaults, so a colour scheme or the user
+--- can override them).
+function M.define_highlights()
+  local links = {
+    CloudNotesSelected = "Visual",
+    CloudNotesMark = "Special",
+    CloudNotesListTitle = "Identifier",
+    CloudNotesDate = "Comment",
+    CloudNotesPreview = "Normal",
+    CloudNotesEmpty = "Comment",
+    CloudNotesTitle = "Title",
+  }
+  for group, target in pairs(links) do
+    api.nvim_set_hl(0, group, { link = target, default = true })
+  end
+end
+
+local function set_buf_name(buf, name)
+  -- A buffer of a previous session may still own the name.
+  if not pcall(api.nvim_buf_set_name, buf, name) then
+    pcall(api.nvim_buf_set_name, buf, name .. "-" .. buf)
+  end
+end
+
+local function set_win_opts(win, opts)
+  for k, v in pairs(opts) do
+    api.nvim_win_set_option(win, k, v)
+  end
+end
+
+local function escape_status(s)
+  return (tostring(s):gsub("%%", "%%%%"))
+end
+
+--- Open the view in a new tab. `cfg` is the plugin configuration (list_width,
+--- title_width). Returns the view; its `list_buf`, `text_buf`, `list_win` and
+--- `text_win` are the buffers and windows.
+function M.open(cfg)
+  M.define_highlights()
+  local self = setmetatable({ cfg = cfg }, View)
+
+  self.list_buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_option(self.list_buf, "bufhidden", "wipe")
+  api.nvim_buf_set_option(self.list_buf, "modifiable", false)
+  api.nvim_buf_set_option(self.list_buf, "filetype", "cloudnoteslist")
+  set_buf_name(self.list_buf, "[CloudNotes]")
+
+  self.text_buf = api.nvim_create_buf(false, true)
+  -- acwrite: ":w" runs our BufWriteCmd instead of writing a file.
+  api.nvim_buf_set_option(self.text_buf, "buftype", "acwrite")
+  api.nvim_buf_set_option(self.text_buf, "bufhidden", "hide")
+  api.nvim_buf_set_option(self.text_buf, "swapfile", false)
+  api.nvim_buf_set_option(self.text_buf, "modifiable", false)
+  api.nvim_buf_set_option(self.text_buf, "filetype", "cloudnotes")
+  set_buf_name(self.text_buf, "[CloudNotes memo]")
+
+  vim.cmd("tab sbuffer " .. self.text_buf)
+  self.tab = api.nvim_get_current_tabpage()
+  self.text_win = api.nvim_get_current_win()
+  vim.cmd("topleft vertical sbuffer " .. self.list_buf)
+  self.list_win = api.nvim_get_current_win()
+  api.nvim_win_set_width(self.list_win, self:list_width())
+
+  set_win_opts(self.list_win, {
+    number = false,
+    relativenumber = false,
+    wrap = false,
+    cursorline = true,
+    signcolumn = "no",
+    foldcolumn = "0",
+    spell = false,
+    list = false,
+    winfixwidth = true,
+  })
+  self:_text_win_opts()
+  self:set_list_status("loading…")
+  self:set_text_status("")
+  return self
+end
+
+function View:_text_win_opts()
+  set_win_opts(self.text_win, {
+    number = false,
+    relativenumber = false,
+    wrap = true,
+    linebreak = true,
+    spell = false,
+    list = false,
+  })
+end
+
+--- Re-open the text window beside the list if the user closed it (the list
+--- window is the view; the text window comes back when a memo is shown).
+function View:ensure_text_window()
+  if api.nvim_win_is_valid(self.text_win) or not api.nvim_win_is_valid(self.list_win) then
+    return
+  end
+  local cur = api.nvim_get_current_win()
+  api.nvim_set_current_win(self.list_win)
+  vim.cmd("rightbelow vertical sbuffer " .. self.text_buf)
+  self.text_win = api.nvim_get_current_win()
+  self:_text_win_opts()
+  api.nvim_win_set_width(self.list_win, self:list_width())
+  if api.nvim_win_is_valid(cur) then
+    api.nvim_set_current_win(cur)
+  end
+end
+
+--- The list window's width: the configured one, or half the screen kept
+--- between 40 and 80 columns (room for title and date, and the preview when
+--- the screen is wide).
+function View:list_width()
+  if self.cfg.list_width then
+    return self.cfg.list_width
+  end
+  return math.max(40, math.min(80, math.floor(vim.o.columns / 2)))
+end
+
+--- True while both windows are open.
+function View:valid()
+  return api.nvim_win_is_valid(self.list_win) and api.nvim_win_is_valid(self.text_win)
+end
+
+function View:set_list_status(text)
+  if api.nvim_win_is_valid(self.list_win) then
+    api.nvim_win_set_option(self.list_win, "statusline", " CloudNotes  " .. escape_status(text))
+  end
+end
+
+function View:set_text_status(text)
+  if api.nvim_win_is_valid(self.text_win) then
+    api.nvim_win_set_option(self.text_win, "statusline", " " .. escape_status(text) .. "%=%l:%c ")
+  end
+end
+
+--- The list line for one row: a mark column ("> " on the selected row), the
+--- title cut or padded to title_width cells, the server's displayDate and
+--- the preview. Returns the line and the byte ranges to highlight.
+function View:format_row(row, selected)
+  local mark = selected and "> " or "  "
+  local title = util.fit(util.one_line(row.title), self.cfg.title_width)
+  local date = util.one_line(row.displayDate)
+  local preview = util.one_line(row.preview)
+  local line = mark .. title .. "  " .. date
+  local spans = {
+    { "CloudNotesMark", 0, #mark },
+    { "CloudNotesListTitle", #mark, #mark + #title },
+    { "CloudNotesDate", #mark + #title + 2, #line },
+  }
+  if preview ~= "" then
+    local start = #line + 2
+    line = line .. "  " .. preview
+    spans[#spans + 1] = { "CloudNotesPreview", start, #line }
+  end
+  return line, spans
+end
+
+--- Draw the list from the mirror: one line per row, the selected one marked.
+--- An empty list gets one explanatory line.
+function View:render_list(mirror, state)
+  local buf = self.list_buf
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local sel = mirror:selected_row()
+  local lines, all_spans = {}, {}
+  for i, row in ipairs(mirror.rows) do
+    local line, spans = self:format_row(row, i == sel)
+    lines[i] = line
+    all_spans[i] = spans
+  end
+  if #lines == 0 then
+    if mirror.fetching then
+      lines[1] = "  loading…"
+    elseif mirror.query ~= "" then
+      lines[1] = "  (no memo matches; <Esc> clears the search)"
+    else
+      lines[1] = "  (no memos; press a to create one)"
+    end
+  end
+  api.nvim_buf_set_option(buf, "modifiable", true)
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  api.nvim_buf_set_option(buf, "modifiable", false)
+  api.nvim_buf_clear_namespace(buf, ns_list, 0, -1)
+  if #mirror.rows == 0 then
+    api.nvim_buf_add_highlight(buf, ns_list, "CloudNotesEmpty", 0, 0, -1)
+  end
+  for i, spans in ipairs(all_spans) do
+    for _, s in ipairs(spans) do
+      api.nvim_buf_add_highlight(buf, ns_list, s[1], i - 1, s[2], s[3])
+    end
+  end
+  if sel then
+    api.nvim_buf_set_extmark(buf, ns_list, sel - 1, 0, {
+      end_row = sel,
+      end_col = 0,
+      hl_group = "CloudNotesSelected",
+      hl_eol = true,
+      priority = 100,
+    })
+  end
+
+  local status
+  if state.dead then
+    status = "(server stopped: q closes)"
+  else
+    local n = mirror.total
+    status = string.format("%d memo%s", n, n == 1 and "" or "s")
+    if mirror.query ~= "" then
+      status = "/" .. util.one_line(mirror.query) .. "  " .. status
+    end
+    if mirror.fetching then
+      status = status .. "  loading…"
+    end
+  end
+  self:set_list_status(status)
+end
+
+--- Put the list's cursor on the selected row (when it is in the list).
+function View:focus_selected(mirror)
+  local sel = mirror:selected_row()
+  if sel and api.nvim_win_is_valid(self.list_win) and api.nvim_buf_is_valid(self.list_buf) then
+    if sel <= api.nvim_buf_line_count(self.list_buf) then
+      api.nvim_win_set_cursor(self.list_win, { sel, 0 })
+    end
+  end
+end
+
+--- The 1-based row under the list's cursor, or nil on an empty list.
+function View:cursor_row(mirror)
+  if not api.nvim_win_is_valid(self.list_win) then
+    return nil
+  end
+  local line = api.nvim_win_get_cursor(self.list_win)[1]
+  if mirror.rows[line] then
+    return line
+  end
+  return nil
+end
+
+--- Replace the text buffer's contents. The undo history is dropped so that
+--- `u` can never bring another memo's text into this one.
+function View:set_text(lines, editable)
+  local buf = self.text_buf
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local undolevels = api.nvim_buf_get_option(buf, "undolevels")
+  api.nvim_buf_set_option(buf, "modifiable", true)
+  api.nvim_buf_set_option(buf, "undolevels", -1)
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  api.nvim_buf_set_option(buf, "undolevels", undolevels)
+  api.nvim_buf_set_option(buf, "modifiable", editable)
+  api.nvim_buf_set_option(buf, "modified", false)
+  if api.nvim_win_is_valid(self.text_win) then
+    api.nvim_win_set_cursor(self.text_win, { 1, 0 })
+  end
+  self:highlight_title()
+end
+
+function View:text_lines()
+  return api.nvim_buf_get_lines(self.text_buf, 0, -1, false)
+end
+
+--- Highlight the title line: the first line with a non-blank character, as
+--- the server derives the title.
+function View:highlight_title()
+  local buf = self.text_buf
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  api.nvim_buf_clear_namespace(buf, ns_title, 0, -1)
+  for i, line in ipairs(api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if line:find("%S") then
+      api.nvim_buf_add_highlight(buf, ns_title, "CloudNotesTitle", i - 1, 0, -1)
+      return
+    end
+  end
+end
+
+--- Close the view's tab (or, if it is the last tab, its windows' buffers).
+function View:close()
+  if api.nvim_tabpage_is_valid(self.tab) then
+    if #api.nvim_list_tabpages() > 1 then
+      local nr = api.nvim_tabpage_get_number(self.tab)
+      pcall(vim.cmd, "tabclose! " .. nr)
+    else
+      -- The only tab: leave one empty window behind instead.
+      pcall(vim.cmd, "enew")
+      pcall(vim.cmd, "only!")
+    end
+  end
+  if api.nvim_buf_is_valid(self.list_buf) then
+    pcall(api.nvim_buf_delete, self.list_buf, { force = true })
+  end
+  if api.nvim_buf_is_valid(self.text_buf) then
+    pcall(api.nvim_buf_delete, self.text_buf, { force = true })
+  end
+end
+
+return M
