@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+@testable import CloudNotesStore
+
+/// Two stores on one file stand for two processes: each sees the other's commits, never its own.
+@Suite("Changes made by other processes")
+struct ChangesElsewhereTests {
+    @Test("another connection's commit is seen once taken; this connection's own writes are never seen")
+    func seenOnce() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        #expect(try !mine.hasChangesElsewhere())
+        _ = try mine.create(text: "my own", now: 1, filter: nil)
+        #expect(try !mine.hasChangesElsewhere())
+        _ = try theirs.create(text: "theirs", now: 2, filter: nil)
+        #expect(try mine.hasChangesElsewhere())
+        #expect(try mine.hasChangesElsewhere(), "looking does not take")
+        #expect(try mine.takeChangesElsewhere())
+        #expect(try !mine.hasChangesElsewhere())
+        #expect(try mine.count(filter: nil) == 2)
+    }
+
+    @Test("a change made on top of unseen changes says so, so the mediator resets the list")
+    func changeFollowingOthers() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        let first = try mine.create(text: "first", now: 1, filter: nil)
+        #expect(!first.followsChangesElsewhere)
+        _ = try theirs.create(text: "theirs", now: 2, filter: nil)
+        let second = try mine.create(text: "second", now: 3, filter: nil)
+        #expect(second.followsChangesElsewhere)
+        #expect(try !mine.hasChangesElsewhere(), "the change took them")
+        // A refused change leaves them for the next catch-up.
+        _ = try theirs.create(text: "more of theirs", now: 4, filter: nil)
+        #expect(throws: StoreError.self) { try mine.update(id: first.memo.id, text: "x", baseVersion: 9, now: 5, filter: nil) }
+        #expect(try mine.hasChangesElsewhere())
+    }
+}
