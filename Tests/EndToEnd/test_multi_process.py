@@ -14,7 +14,7 @@ from conftest import BINARY, Server
 CATCH_UP = 1.0  # the longest a change may take to reach another process's front end
 
 
-def wait_for(server: Server, method: str, timeout: float = CATCH_UP + 1.0) -> list[dict]:
+def wait_for(server: Server, method: str, timeout: float = CATCH_UP) -> list[dict]:
     """The notifications the server sends unprompted, up to and including the first `method` and the
     notifications that follow it at once; applied to the server's mirror, if it has one."""
     deadline = time.monotonic() + timeout
