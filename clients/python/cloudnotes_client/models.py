@@ -1,0 +1,315 @@
+"""Small immutable dataclasses for the values the CloudNotes protocol carries.
+
+Each type has a ``from_json`` that checks the members it needs, so that a malformed message from the
+server surfaces as a :class:`ProtocolError` at the place it arrives instead of a ``KeyError`` later.
+Timestamps stay the strings the server sent (exact milliseconds, UTC); ``parse_timestamp`` turns one
+into a ``datetime`` when a caller wants arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+from .errors import ProtocolError
+
+JsonObject = Dict[str, Any]
+#: A work-done token or a request id: the protocol allows an integer or a string.
+Token = Union[int, str]
+
+
+def parse_timestamp(value: str) -> datetime:
+    """Parses a protocol timestamp (``2020-12-22T15:35:33.000Z``) into an aware UTC ``datetime``."""
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+def _member(obj: Any, name: str, kind: Any, where: str, optional: bool = False) -> Any:
+    """Returns ``obj[name]`` after checking its JSON type; raises ProtocolError otherwise."""
+    if not isinstance(obj, dict):
+        raise ProtocolError(f"{where}: expected an object, got {type(obj).__name__}")
+    if name not in obj:
+        if optional:
+            return None
+        raise ProtocolError(f"{where}: missing member {name!r}")
+    value = obj[name]
+    if optional and value is None:
+        return None
+    # bool is an int to Python but never a JSON integer.
+    if isinstance(value, bool) and kind is not bool:
+        raise ProtocolError(f"{where}.{name}: expected {kind}, got a boolean")
+    if not isinstance(value, kind):
+        raise ProtocolError(f"{where}.{name}: expected {kind}, got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class Memo:
+    """A whole memo, as the detail pane shows it (``detail/didShow`` and most request results)."""
+
+    id: str
+    text: str
+    title: str
+    body: str
+    created_at: str
+    modified_at: str
+    version: int
+    display_date: str
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "memo") -> Memo:
+        """Builds a Memo from its JSON object."""
+        return cls(
+            id=_member(obj, "id", str, where),
+            text=_member(obj, "text", str, where),
+            title=_member(obj, "title", str, where),
+            body=_member(obj, "body", str, where),
+            created_at=_member(obj, "createdAt", str, where),
+            modified_at=_member(obj, "modifiedAt", str, where),
+            version=_member(obj, "version", int, where),
+            display_date=_member(obj, "displayDate", str, where),
+        )
+
+    def to_json(self) -> JsonObject:
+        """The memo as the protocol spells it."""
+        return {"id": self.id, "text": self.text, "title": self.title, "body": self.body,
+                "createdAt": self.created_at, "modifiedAt": self.modified_at, "version": self.version,
+                "displayDate": self.display_date}
+
+    @property
+    def modified(self) -> datetime:
+        """``modified_at`` as an aware UTC datetime."""
+        return parse_timestamp(self.modified_at)
+
+    @property
+    def created(self) -> datetime:
+        """``created_at`` as an aware UTC datetime."""
+        return parse_timestamp(self.created_at)
+
+
+@dataclass(frozen=True)
+class MemoRow:
+    """One row of the memo list: title, one-line preview and date."""
+
+    id: str
+    title: str
+    preview: str
+    modified_at: str
+    display_date: str
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "row") -> MemoRow:
+        """Builds a MemoRow from its JSON object."""
+        return cls(
+            id=_member(obj, "id", str, where),
+            title=_member(obj, "title", str, where),
+            preview=_member(obj, "preview", str, where),
+            modified_at=_member(obj, "modifiedAt", str, where),
+            display_date=_member(obj, "displayDate", str, where),
+        )
+
+    def to_json(self) -> JsonObject:
+        """The row as the protocol spells it."""
+        return {"id": self.id, "title": self.title, "preview": self.preview, "modifiedAt": self.modified_at,
+                "displayDate": self.display_date}
+
+    @property
+    def modified(self) -> datetime:
+        """``modified_at`` as an aware UTC datetime."""
+        return parse_timestamp(self.modified_at)
+
+
+def _rows(obj: Any, where: str) -> Tuple[MemoRow, ...]:
+    rows = _member(obj, "rows", list, where)
+    return tuple(MemoRow.from_json(row, f"{where}.rows[{i}]") for i, row in enumerate(rows))
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """A page of the (filtered) list: ``total`` rows in all, ``rows`` from the requested offset."""
+
+    total: int
+    rows: Tuple[MemoRow, ...]
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "memo/list") -> ListPage:
+        """Builds a ListPage from a ``memo/list`` result."""
+        return cls(total=_member(obj, "total", int, where), rows=_rows(obj, where))
+
+    @property
+    def ids(self) -> Tuple[str, ...]:
+        """The memo ids of the rows, in order."""
+        return tuple(row.id for row in self.rows)
+
+
+@dataclass(frozen=True)
+class SearchResult(ListPage):
+    """The first page of the list after ``memo/search`` set the filter to ``query``."""
+
+    query: str = ""
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "memo/search") -> SearchResult:
+        """Builds a SearchResult from a ``memo/search`` result."""
+        return cls(total=_member(obj, "total", int, where), rows=_rows(obj, where),
+                   query=_member(obj, "query", str, where))
+
+
+@dataclass(frozen=True)
+class ShareResult:
+    """A memo rendered for a share sheet: the text to hand over and a safe file name."""
+
+    title: str
+    text: str
+    mime_type: str
+    filename: str
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "memo/share") -> ShareResult:
+        """Builds a ShareResult from a ``memo/share`` result."""
+        return cls(title=_member(obj, "title", str, where), text=_member(obj, "text", str, where),
+                   mime_type=_member(obj, "mimeType", str, where), filename=_member(obj, "filename", str, where))
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """How many memos an import created."""
+
+    imported: int
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "memo/import") -> ImportResult:
+        """Builds an ImportResult from a ``memo/import`` result."""
+        return cls(imported=_member(obj, "imported", int, where))
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """How many memos an export wrote, and the absolute path it wrote them to."""
+
+    exported: int
+    path: str
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "memo/export") -> ExportResult:
+        """Builds an ExportResult from a ``memo/export`` result."""
+        return cls(exported=_member(obj, "exported", int, where), path=_member(obj, "path", str, where))
+
+
+@dataclass(frozen=True)
+class ImportEntry:
+    """One memo in the original app's import format (what ``memo/import`` reads and JSON export writes)."""
+
+    title: str
+    body: str
+    last_modified: int
+    text: Optional[str] = None
+    id: Optional[str] = None
+
+    def to_json(self) -> JsonObject:
+        """The entry as the import format spells it; optional members only when set."""
+        entry: JsonObject = {"title": self.title, "body": self.body, "last_modified": self.last_modified}
+        if self.text is not None:
+            entry["text"] = self.text
+        if self.id is not None:
+            entry["id"] = self.id
+        return entry
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "entry") -> ImportEntry:
+        """Builds an ImportEntry from one element of an import file or an export."""
+        return cls(title=_member(obj, "title", str, where), body=_member(obj, "body", str, where),
+                   last_modified=_member(obj, "last_modified", int, where),
+                   text=_member(obj, "text", str, where, optional=True),
+                   id=_member(obj, "id", str, where, optional=True))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The selected memo, and its index in the filtered list (None when it is outside the filter)."""
+
+    id: Optional[str] = None
+    index: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One ``$/progress`` report for an import or export that carried a work-done token."""
+
+    token: Token
+    kind: str                       # "begin", "report" or "end"
+    percentage: Optional[int] = None
+    message: Optional[str] = None
+    title: Optional[str] = None
+    cancellable: Optional[bool] = None
+
+    @classmethod
+    def from_json(cls, params: Any) -> Progress:
+        """Builds a Progress from the params of a ``$/progress`` notification."""
+        token = _member(params, "token", (int, str), "$/progress")
+        value = _member(params, "value", dict, "$/progress")
+        where = "$/progress.value"
+        return cls(token=token, kind=_member(value, "kind", str, where),
+                   percentage=_member(value, "percentage", int, where, optional=True),
+                   message=_member(value, "message", str, where, optional=True),
+                   title=_member(value, "title", str, where, optional=True),
+                   cancellable=_member(value, "cancellable", bool, where, optional=True))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The server's limits from ``initialize`` (bytes per message and per memo, nesting, page size)."""
+
+    max_message_bytes: int
+    max_memo_bytes: int
+    max_nesting_depth: int
+    max_list_limit: int
+
+
+@dataclass(frozen=True)
+class InitializeResult:
+    """What ``initialize`` answered: protocol version, server name and version, capabilities."""
+
+    protocol_version: str
+    server_name: str
+    server_version: str
+    requests: Tuple[str, ...]
+    notifications: Tuple[str, ...]
+    server_notifications: Tuple[str, ...]
+    share_formats: Tuple[str, ...]
+    export_formats: Tuple[str, ...]
+    limits: Limits
+    raw: JsonObject = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> InitializeResult:
+        """Builds an InitializeResult from the ``initialize`` result."""
+        where = "initialize"
+        info = _member(obj, "serverInfo", dict, where)
+        caps = _member(obj, "capabilities", dict, where)
+        limits = _member(caps, "limits", dict, "capabilities")
+        return cls(
+            protocol_version=_member(obj, "protocolVersion", str, where),
+            server_name=_member(info, "name", str, "serverInfo"),
+            server_version=_member(info, "version", str, "serverInfo"),
+            requests=tuple(_member(caps, "requests", list, "capabilities")),
+            notifications=tuple(_member(caps, "notifications", list, "capabilities")),
+            server_notifications=tuple(_member(caps, "serverNotifications", list, "capabilities")),
+            share_formats=tuple(_member(caps, "shareFormats", list, "capabilities")),
+            export_formats=tuple(_member(caps, "exportFormats", list, "capabilities")),
+            limits=Limits(
+                max_message_bytes=_member(limits, "maxMessageBytes", int, "limits"),
+                max_memo_bytes=_member(limits, "maxMemoBytes", int, "limits"),
+                max_nesting_depth=_member(limits, "maxNestingDepth", int, "limits"),
+                max_list_limit=_member(limits, "maxListLimit", int, "limits"),
+            ),
+            raw=dict(obj),
+        )
+
+
+@dataclass(frozen=True)
+class Notification:
+    """A notification the server sent: its method and params, as JSON."""
+
+    method: str
+    params: Mapping[str, Any] = field(default_factory=dict)
