@@ -40,6 +40,16 @@ SCHEMA_PATH = REPO / "protocol" / "protocol.schema.json"
 SCHEMA: dict = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 SAMPLE_JSON = Path(os.environ.get("CLOUDNOTES_SAMPLE", str(REPO.parent / "shared" / "samples" / "sample.json")))
 
+
+
+def sample_path() -> Path:
+    """The original app's sample import file: beside the repository, or on this workplace's shared disk."""
+    for candidate in (SAMPLE_JSON, Path("/work/shared/samples/sample.json")):
+        if candidate.exists():
+            return candidate
+    pytest.fail(f"the sample import file is missing: {SAMPLE_JSON}")
+
+
 DEFAULT_TIMEOUT = 10.0
 ERROR_CODES = {entry["code"] for entry in SCHEMA["errors"]}
 REQUEST_METHODS = {m for m, d in SCHEMA["methods"].items() if d["kind"] == "request"}

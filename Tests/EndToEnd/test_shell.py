@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BINARY, SAMPLE_JSON, UUID_LOWER, Server, make_entries
+from conftest import BINARY, UUID_LOWER, Server, make_entries, sample_path
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -312,10 +312,10 @@ def test_share_in_each_format(shell):
 
 # -- import, export ----------------------------------------------------------------------------------
 
-@pytest.mark.skipif(not SAMPLE_JSON.exists(), reason="no sample file")
 def test_import_the_sample_file(shell):
-    result = shell.ok("import", str(SAMPLE_JSON))
-    expected = len(json.loads(SAMPLE_JSON.read_text()))
+    sample = sample_path()
+    result = shell.ok("import", str(sample))
+    expected = len(json.loads(sample.read_text()))
     assert re.search(rf"Imported {expected} memos", result.err)
     assert "\r" not in result.err  # no progress bar in a pipe
     assert len(shell.rows()) == expected

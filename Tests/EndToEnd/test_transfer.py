@@ -7,15 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import (
-    EXPORT_FAILED, IMPORT_INVALID, INVALID_PARAMS, MEMO_NOT_FOUND, REPO, SAMPLE_JSON, methods_of, params_of,
+    EXPORT_FAILED, IMPORT_INVALID, INVALID_PARAMS, MEMO_NOT_FOUND, REPO, methods_of, params_of, sample_path,
 )
-
-
-def sample_path() -> Path:
-    for candidate in (SAMPLE_JSON, Path("/work/shared/samples/sample.json")):
-        if candidate.exists():
-            return candidate
-    pytest.fail(f"the sample import file is missing: {SAMPLE_JSON}")
 
 
 def entry_text(entry) -> str:
