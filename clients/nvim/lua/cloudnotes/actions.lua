@@ -38,12 +38,18 @@ function A._row_under_cursor(self)
   return i and self.mirror.rows[i] or nil
 end
 
+--- The row an action on "the memo under the cursor" works on: nil (after
+--- telling the user why, if it is the server) when there is none.
+function A._target_row(self)
+  if not self:_check_running() then
+    return nil
+  end
+  return self:_row_under_cursor()
+end
+
 --- Select the memo under the cursor (the server then shows it).
 function A.select(self)
-  if not self:_check_running() then
-    return
-  end
-  local row = self:_row_under_cursor()
+  local row = self:_target_row()
   if not row then
     return
   end
@@ -72,10 +78,7 @@ end
 
 --- Delete the memo under the cursor after asking.
 function A.delete(self)
-  if not self:_check_running() then
-    return
-  end
-  local row = self:_row_under_cursor()
+  local row = self:_target_row()
   if not row then
     return
   end
