@@ -4,6 +4,7 @@ in a pipe."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
@@ -11,6 +12,7 @@ import re
 import select
 import stat
 import subprocess
+import termios
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,12 +263,56 @@ def test_edit_prefers_visual_and_passes_the_path_as_one_argument(shell):
     assert shell.memo(memo_id)["text"] == "edited by visual"
 
 
+def test_edit_works_with_an_editor_that_takes_the_terminal(shell):
+    # A terminal editor (vi, nano) sets the terminal's modes: outside the terminal's foreground
+    # process group it would be stopped by SIGTTOU, and `cloudnotes edit` would hang.
+    memo_id = shell.new("on a terminal")
+    editor = write_script(shell.root / "tty-editor", """\
+        stty -echo < /dev/tty && stty echo < /dev/tty || exit 9
+        printf 'edited on a terminal' > "$1"
+        """)
+    master, slave = pty.openpty()
+
+    def take_the_terminal():  # as a login shell would: a new session with the pty as its terminal
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen([BINARY, "edit", memo_id], stdin=slave, stdout=slave, stderr=slave,
+                            env={**shell.env, "EDITOR": str(editor)}, cwd=shell.root,
+                            preexec_fn=take_the_terminal, pass_fds=(slave,))
+    os.close(slave)
+    output = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 20)
+        if not ready:
+            proc.kill()
+            raise AssertionError(f"cloudnotes edit hung on a terminal editor: {output!r}")
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(master)
+    assert proc.wait(10) == 0, output
+    assert shell.memo(memo_id)["text"] == "edited on a terminal"
+
+
+def test_edit_keeps_the_users_text_when_the_editor_fails_after_a_change(shell):
+    memo_id = shell.new("Keep me")
+    failed = shell.fails("edit", memo_id, env={"EDITOR": "sh -c 'printf typed > \"$0\"; exit 3'"})
+    kept = Path(re.search(r"your text is in (\S+)", failed.err).group(1))
+    assert kept.read_text() == "typed"
+    assert shell.memo(memo_id)["text"] == "Keep me"
+
+
 def test_edit_without_a_change_or_with_a_failing_editor_changes_nothing(shell):
     memo_id = shell.new("Keep me")
     unchanged = shell.ok("edit", memo_id, env={"EDITOR": "true"})
     assert "No change" in unchanged.err
-    failed = shell.fails("edit", memo_id, env={"EDITOR": "sh -c 'echo lost > \"$0\"; exit 3'"})
-    assert "not changed" in failed.err
+    failed = shell.fails("edit", memo_id, env={"EDITOR": "false"})
+    assert "not changed" in failed.err and "your text" not in failed.err
     memo = shell.memo(memo_id)
     assert memo["text"] == "Keep me" and memo["version"] == 1
 

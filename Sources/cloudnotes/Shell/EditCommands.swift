@@ -59,8 +59,9 @@ struct Edit: ShellCommand {
 
     func run(in session: ShellSession) async throws {
         let memo = try await session.select(matching: id)
+        if session.store.isReadOnly { throw ShellError("the store is read-only: the memo cannot be changed") }
         let file = try EditorFile(text: memo.text, id: memo.id)
-        try file.openInEditor()
+        try file.openInEditor(original: memo.text)
         let edited = try file.editedText(original: memo.text)
         guard edited != memo.text else {
             file.remove()

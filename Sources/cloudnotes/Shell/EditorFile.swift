@@ -25,23 +25,60 @@ struct EditorFile {
     /// Runs `$VISUAL`, else `$EDITOR`, else `vi` on the file, and waits for it.
     ///
     /// The editor setting may carry arguments (`code --wait`), so a shell runs it, as git does; the
-    /// file's path goes in as a separate argument, never spliced into the command.
-    func openInEditor(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// file's path goes in as a separate argument, never spliced into the command. The editor is
+    /// spawned in this process's group (Foundation's `Process` makes a new one, where a terminal editor
+    /// is stopped by SIGTTOU), and Ctrl-C goes to it alone while this process waits.
+    ///
+    /// When the editor fails, the file stays if the user changed it: their text is never thrown away.
+    func openInEditor(original: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let editor = ["VISUAL", "EDITOR"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty } ?? "vi"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", editor + " \"$1\"", editor, path]
+        let status: Int32
         do {
-            try process.run()
+            status = try Self.run(["/bin/sh", "-c", editor + " \"$1\"", editor, path])
         } catch {
             remove()
-            throw ShellError("cannot start the editor '\(editor)': \(error.localizedDescription)")
+            throw ShellError("cannot start the editor '\(editor)': \(error)")
         }
-        process.waitUntilExit()
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+        guard status == 0 else {
+            if let edited = try? editedText(original: original), edited != original {
+                throw ShellError("the editor '\(editor)' failed (status \(status)), so the memo was not changed; your text is in \(path)")
+            }
             remove()
-            throw ShellError("the editor '\(editor)' failed (status \(process.terminationStatus)); the memo was not changed")
+            throw ShellError("the editor '\(editor)' failed (status \(status)); the memo was not changed")
         }
+    }
+
+    /// Spawns `arguments` with this process's terminal, group and environment, and returns its exit
+    /// status (128 + the signal when a signal ended it).
+    private static func run(_ arguments: [String]) throws -> Int32 {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The child gets the default Ctrl-C and Ctrl-\ back, whatever this process does with them.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGQUIT)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+
+        let previousInterrupt = signal(SIGINT, SIG_IGN)
+        let previousQuit = signal(SIGQUIT, SIG_IGN)
+        defer {
+            signal(SIGINT, previousInterrupt)
+            signal(SIGQUIT, previousQuit)
+        }
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, arguments[0], nil, &attributes, &argv, environ)
+        guard spawned == 0 else { throw ShellError(String(cString: strerror(spawned))) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw ShellError(String(cString: strerror(errno))) }
+        }
+        let signalled = status & 0x7f
+        return signalled == 0 ? (status >> 8) & 0xff : 128 + signalled
     }
 
     /// The file's text after editing.
