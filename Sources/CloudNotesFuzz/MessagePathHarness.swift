@@ -8,9 +8,9 @@ import Logging
 /// Runs one input through the whole message path: framing, the strict JSON check, decoding, dispatch,
 /// the mediator and an in-memory store; then checks what must hold whatever the input.
 ///
-/// The input follows an `initialize` and `initialized`, so that it reaches the split view, and it
-/// can never touch the file system: `"path"` members are renamed, so `memo/import` and `memo/export`
-/// only ever see inline memos or a missing path.
+/// The input follows an `initialize` and `initialized`, so that it reaches the split view. It can
+/// never touch the file system: the server runs with file access off, so `memo/import` takes only
+/// inline memos and `memo/export` is refused.
 enum MessagePathHarness {
     static let preamble = Data("""
         {"jsonrpc":"2.0","id":"fuzz-1","method":"initialize","params":{"locale":"ko-KR","timeZone":"Asia/Seoul"}}
@@ -28,13 +28,15 @@ enum MessagePathHarness {
         let (outputRead, outputWrite) = makePipe()
         let output = PipeDrain(fileDescriptor: outputRead)
         let feeder = Thread {
-            writeAll(preamble + sanitized(input), to: inputWrite)
+            writeAll(preamble + input, to: inputWrite)
             close(inputWrite)
         }
         feeder.start()
         let finished = DispatchSemaphore(value: 0)
         Task {
-            _ = await Server(store: store, input: inputRead, output: outputWrite, logger: logger).run()
+            let configuration = ServerConfiguration(
+                version: ServerConfiguration.standard.version, limits: ServerConfiguration.standard.limits, allowsFiles: false)
+            _ = await Server(store: store, input: inputRead, output: outputWrite, configuration: configuration, logger: logger).run()
             close(outputWrite)
             finished.signal()
         }
@@ -54,17 +56,6 @@ enum MessagePathHarness {
                 fatalError("stdout carried a line that is not a JSON-RPC message: \(String(decoding: line.prefix(300), as: UTF8.self))")
             }
         }
-    }
-
-    static func sanitized(_ input: Data) -> Data {
-        var bytes = [UInt8](input)
-        let path = Array("\"path\"".utf8)
-        var index = 0
-        while index + path.count <= bytes.count {
-            if bytes[index..<(index + path.count)].elementsEqual(path) { bytes[index + 1] = UInt8(ascii: "x") }
-            index += 1
-        }
-        return Data(bytes)
     }
 
     private static func makePipe() -> (read: Int32, write: Int32) {

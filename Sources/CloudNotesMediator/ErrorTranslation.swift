@@ -17,7 +17,7 @@ extension ResponseError {
                 return .versionConflict(baseVersion: baseVersion ?? 0, current: presenter.memo(current))
             case .cancelled:
                 return .cancelled
-            case .writeFailed, .notACloudNotesStore, .newerSchema, .readOnlyNeedsUpgrade:
+            case .writeFailed, .notACloudNotesStore, .newerSchema, .readOnlyNeedsUpgrade, .readOnlyWithUncheckpointedLog:
                 return .storeUnavailable(error.description)
             }
         default:

@@ -13,7 +13,13 @@ extension SplitViewMediator {
     }
 
     func catchUp() throws {
-        if try store.takeChangesElsewhere() { try resetPanes() }
+        guard try store.takeChangesElsewhere() else { return }
+        do {
+            try resetPanes()
+        } catch {
+            store.forgetCaughtUp()  // the client did not hear of them: the next intent tries again
+            throw error
+        }
     }
 
     /// Announces a change this process made: one row moved, or, when the change also carried
@@ -34,7 +40,7 @@ extension SplitViewMediator {
     func resetPanes() throws {
         sink.send(ListDidReset(total: try store.count(filter: filter)))
         guard let selectedID else {
-            if let newest = try store.memo(at: 0, filter: filter) { show(newest) } else { try announceSelection() }
+            if let newest = try store.memo(at: 0, filter: nil) { show(newest) } else { try announceSelection() }
             return
         }
         guard let current = try store.memo(id: selectedID) else {

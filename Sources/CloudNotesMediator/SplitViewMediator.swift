@@ -166,12 +166,7 @@ public actor SplitViewMediator {
     public func didImport() throws(ResponseError) {
         try translatingErrors {
             _ = try store.takeChangesElsewhere()  // the reset below includes them
-            sink.send(ListDidReset(total: try store.count(filter: filter)))
-            if selectedID == nil, let newest = try store.memo(at: 0, filter: nil) {
-                show(newest)
-            } else {
-                try announceSelection()
-            }
+            try resetPanes()
         }
     }
 
@@ -241,7 +236,8 @@ public actor SplitViewMediator {
 
     /// Rule 5: a selected memo left blank is discarded when the selection moves away from it.
     func discardBlankSelection() throws {
-        guard selectionMayBeBlank, let selectedID,
+        // A read-only store keeps its blank memos: refusing the discard must not pin the selection.
+        guard selectionMayBeBlank, !store.isReadOnly, let selectedID,
               let change = try store.delete(id: selectedID, now: clock(), filter: filter, onlyIfBlank: true)
         else { return }
         self.selectedID = nil

@@ -124,7 +124,9 @@ actor Dispatcher {
             let presenter = try MemoPresenter(localeIdentifier: request.locale, timeZoneIdentifier: request.timeZone)
             let sink = WriterSink(writer: writer)
             let mediator = SplitViewMediator(store: store, sink: sink, presenter: presenter, limits: configuration.limits)
-            lifecycle = .running(Session(mediator: mediator, importer: MemoImporter(store: store), exporter: MemoExporter(store: store)))
+            lifecycle = .running(Session(
+                mediator: mediator, importer: MemoImporter(store: store), exporter: MemoExporter(store: store),
+                allowsFiles: configuration.allowsFiles))
             logger.info("initialized by \(request.clientInfo?.name ?? "an unnamed client")")
             writer.sendResult(
                 InitializeResult(

@@ -26,6 +26,12 @@ struct Session: Sendable {
     let mediator: SplitViewMediator
     let importer: MemoImporter
     let exporter: MemoExporter
+    /// Whether `memo/import` and `memo/export` may read and write files (see `ServerConfiguration`).
+    let allowsFiles: Bool
+
+    func checkFileAccess() throws(ResponseError) {
+        if !allowsFiles { throw .invalidParams(param: "path", "names a file, and this server reads and writes none") }
+    }
 }
 
 /// A request handler with its params and result types erased, so handlers of all requests fit one table.
@@ -76,6 +82,7 @@ extension HandlerTable {
     // MARK: Long requests
 
     @Sendable static func importMemos(_ request: ImportRequest, _ context: RequestContext) async throws(ResponseError) -> ImportResult {
+        if request.path != nil { try context.session.checkFileAccess() }
         let progress = ProgressReporter(token: request.workDoneToken, writer: context.writer)
         progress.begin("Importing memos")
         let importer = context.session.importer
@@ -93,6 +100,7 @@ extension HandlerTable {
     }
 
     @Sendable static func exportMemos(_ request: ExportRequest, _ context: RequestContext) async throws(ResponseError) -> ExportResult {
+        try context.session.checkFileAccess()
         let progress = ProgressReporter(token: request.workDoneToken, writer: context.writer)
         progress.begin("Exporting memos")
         let exporter = context.session.exporter

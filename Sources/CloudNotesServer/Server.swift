@@ -10,15 +10,19 @@ import Logging
 public struct ServerConfiguration: Sendable {
     public var version: String
     public var limits: InitializeResult.Limits
+    /// Whether `memo/import` and `memo/export` may use files; off for the fuzzer, whose inputs must
+    /// never reach the file system, however they spell `path`.
+    public var allowsFiles: Bool
 
     public static let standard = ServerConfiguration(
         version: "0.1.0",
         limits: InitializeResult.Limits(
             maxMessageBytes: 32 << 20, maxMemoBytes: 16 << 20, maxNestingDepth: 64, maxListLimit: 1000))
 
-    public init(version: String, limits: InitializeResult.Limits) {
+    public init(version: String, limits: InitializeResult.Limits, allowsFiles: Bool = true) {
         self.version = version
         self.limits = limits
+        self.allowsFiles = allowsFiles
     }
 }
 

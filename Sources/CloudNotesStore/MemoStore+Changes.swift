@@ -105,8 +105,10 @@ extension MemoStore {
             // A change refuses (not found, conflict, cancelled) before it touches the orders in memory.
             throw error
         } catch let error as DatabaseError {
-            // SQLite failed, possibly after the orders followed a write that is now rolled back.
+            // SQLite failed, possibly after the orders followed a write that is now rolled back, and
+            // after the change took other processes' changes that the client will now not hear of.
             cache.invalidate()
+            forgetCaughtUp()
             switch error.resultCode {
             case .SQLITE_FULL: throw StoreError.writeFailed("the disk is full")
             case .SQLITE_READONLY: throw StoreError.writeFailed("the store is read-only")

@@ -11,24 +11,27 @@ extension MemoStore {
     }
 
     /// Opens the store read-only, refusing one that needs a schema upgrade (which cannot be written).
+    ///
+    /// A store whose write-ahead log is absent or empty holds everything in its main file: it is read
+    /// as immutable, which needs neither the log nor the shared-memory file that a read-only folder
+    /// cannot hold. A store whose log still holds commits (its last writer was killed) can only be read
+    /// with the log's shared-memory index; without one, it is refused rather than shown without them.
+    /// A read-only store does not follow changes that other processes make (see `hasChangesElsewhere`).
     static func openReadOnly(at path: String, configuration: Configuration) throws -> DatabaseQueue {
         var configuration = configuration
         configuration.readonly = true
-        // On a read-only file system nothing can change the file, so SQLite may take it as immutable.
-        // Otherwise, a store in WAL mode without its shared-memory file is read through a private copy
-        // of it, which makes every transaction look like another process's commit (and the list reset).
-        let name = isOnReadOnlyFileSystem(path) ? immutableURI(path) : path
-        let queue = try DatabaseQueue(path: name, configuration: configuration)
-        try checkSchemaVersion(of: queue, path: path)
+        let logSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: logSize == 0 ? immutableURI(path) : path, configuration: configuration)
+            try checkSchemaVersion(of: queue, path: path)
+        } catch let error as DatabaseError where logSize > 0 {
+            throw StoreError.readOnlyWithUncheckpointedLog(path: path, reason: error.message ?? "\(error.resultCode)")
+        }
         guard try queue.read({ try migrator.hasCompletedMigrations($0) }) else {
             throw StoreError.readOnlyNeedsUpgrade(path: path)
         }
         return queue
-    }
-
-    private static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
-        var info = statvfs()
-        return statvfs(path, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// `path` as an SQLite URI filename with `immutable=1` (the system SQLite accepts URI filenames).

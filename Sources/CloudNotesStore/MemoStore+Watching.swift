@@ -10,7 +10,8 @@ extension MemoStore {
     /// SQLite's `data_version` counts the commits of other connections only, so this process's own
     /// writes, which the mediator announces as it makes them, never count.
     public func hasChangesElsewhere() throws -> Bool {
-        try writer.writeWithoutTransaction { db in
+        if isReadOnly { return false }  // read as it was opened (see `openReadOnly`)
+        return try writer.writeWithoutTransaction { db in
             let version = try dataVersion(db)
             return caughtUpDataVersion.withLock { $0 != version }
         }
@@ -22,11 +23,18 @@ extension MemoStore {
     }
 
     func takeChangesElsewhere(_ db: Database) throws -> Bool {
+        if isReadOnly { return false }
         let version = try dataVersion(db)
         return caughtUpDataVersion.withLock { caughtUp in
             defer { caughtUp = version }
             return caughtUp != version
         }
+    }
+
+    /// Forgets what was caught up with, so that the next look reports changes: for when a catch-up,
+    /// or a change that took them, failed before the client heard of them.
+    public func forgetCaughtUp() {
+        caughtUpDataVersion.withLock { $0 = nil }
     }
 
     /// Starts from the store as it is when opened.

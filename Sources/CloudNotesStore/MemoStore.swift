@@ -33,16 +33,19 @@ public final class MemoStore: Sendable {
     }
 
     /// Opens (creating if needed) the store at `path`, refusing files that are not CloudNotes stores.
-    public init(path: String, durability: Durability = .committed) throws {
+    ///
+    /// With `readOnly`, an existing store is only read: never created, migrated or changed (for
+    /// shell completion, which must not touch a store that servers are using).
+    public init(path: String, durability: Durability = .committed, readOnly: Bool = false) throws {
         self.path = path
-        try Self.prepareFile(at: path)
+        if !readOnly { try Self.prepareFile(at: path) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability == .synced ? "FULL" : "NORMAL")")
             Self.prepareConnection(db)
         }
-        if Self.canWrite(at: path) {
+        if !readOnly, Self.canWrite(at: path) {
             writer = try Self.openPool(at: path, configuration: configuration)
             isReadOnly = false
             try discardAbandonedImports()

@@ -8,6 +8,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case newerSchema(path: String, unknownMigrations: [String])
     /// The store is read-only and written by an older CloudNotes: it needs an upgrade that cannot be written.
     case readOnlyNeedsUpgrade(path: String)
+    /// The store is read-only and its write-ahead log holds commits that cannot be read without writing.
+    case readOnlyWithUncheckpointedLog(path: String, reason: String)
     case memoNotFound(id: String)
     /// The memo is at `current.version`, not the version the change was based on.
     case versionConflict(current: StoredMemo)
@@ -23,6 +25,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) was written by a newer CloudNotes (schema \(migrations.joined(separator: ", "))); upgrade cloudnotes to open it"
         case .readOnlyNeedsUpgrade(let path):
             "\(path) is read-only and needs an upgrade to this version's schema; make it writable once"
+        case .readOnlyWithUncheckpointedLog(let path, let reason):
+            "\(path) is read-only and its write-ahead log holds changes that cannot be read without writing (\(reason)); open it once where it is writable"
         case .memoNotFound(let id): "no memo with id \(id)"
         case .versionConflict(let current): "the memo is at version \(current.version)"
         case .writeFailed(let reason): reason

@@ -155,6 +155,7 @@ def test_unknown_ambiguous_and_malformed_ids_are_explained(shell):
     shared = next(c for c in first_characters if first_characters.count(c) > 1)
     ambiguous = shell.fails("show", shared)
     assert "ambiguous" in ambiguous.err
+    assert all(memo_id in ambiguous.err for memo_id in ids if memo_id.startswith(shared))  # to pick from
     missing = shell.fails("show", "00000000-0000-4000-8000-000000000000")
     assert "No memo" in missing.err
     malformed = shell.fails("rm", "not-an-id")

@@ -10,11 +10,11 @@ enum MemoIDCompletion {
 
     /// Ids starting with `prefix`: their first 8 characters while that is all the user typed, else whole.
     ///
-    /// Completion never creates a store: with no store file there is nothing to complete.
+    /// Completion only reads: it never creates, migrates or locks a store.
     static func candidates(words: [String], prefix: String) -> [String] {
         let path = StoreOptions.storePath(flag: storeFlag(in: words))
         guard FileManager.default.fileExists(atPath: path),
-              let store = try? MemoStore(path: path),
+              let store = try? MemoStore(path: path, readOnly: true),
               let ids = try? store.memoIDs(startingWith: prefix.lowercased(), limit: 500)
         else { return [] }
         let length = max(MemoTable.shortIDLength, prefix.count)

@@ -38,11 +38,15 @@ struct ShellError: Error, CustomStringConvertible {
 
     init(_ description: String) { self.description = description }
 
-    /// A protocol error as a sentence for people: the JSON-RPC prefixes say nothing to them.
+    /// A protocol error as a sentence for people: the JSON-RPC prefixes say nothing to them, and the
+    /// ids an ambiguous prefix matched are what they need to pick one.
     init(_ error: ResponseError) {
         var message = error.message
         for prefix in ["Invalid params: ", "Internal error: "] where message.hasPrefix(prefix) {
             message.removeFirst(prefix.count)
+        }
+        if case .object(let data)? = error.data, case .array(let candidates)? = data["candidates"] {
+            message += ":" + candidates.compactMap { if case .string(let id) = $0 { " " + id } else { nil } }.joined()
         }
         description = message
     }
