@@ -106,3 +106,34 @@ def test_a_read_only_disk_serves_the_memos_and_refuses_changes(servers, small_di
     finally:
         remount(small_disk, "rw")
     assert store.read_bytes() == before
+
+
+def test_a_read_only_store_whose_log_was_never_checkpointed_shows_what_the_log_holds(servers, small_disk):
+    store = small_disk / "notes.sqlite"
+    writer = servers.start(store)
+    writer.initialize()
+    writer.call("memo/create", {"text": "only in the write-ahead log"})
+    writer.kill()  # no checkpoint: the acknowledged memo is in notes.sqlite-wal
+    writer.wait()
+    assert (small_disk / "notes.sqlite-wal").stat().st_size > 0
+    before = {path.name: path.read_bytes() for path in small_disk.iterdir()}
+    remount(small_disk, "ro")
+    try:
+        server = servers.start(store)
+        server.initialize(mirror=True)
+        assert [row["title"] for row in server.list_all()["rows"]] == ["only in the write-ahead log"]
+        assert server.error_of("memo/create", {"text": "new"})["code"] == STORE_UNAVAILABLE
+        assert quiet_for(server, 1.0) == []  # a read-only store never looks changed by others
+        assert server.shutdown_and_exit() == 0
+        server.wait()
+    finally:
+        remount(small_disk, "rw")
+    assert {path.name: path.read_bytes() for path in small_disk.iterdir()} == before
+
+
+def quiet_for(server: Server, seconds: float) -> list[dict]:
+    """What the server sends unprompted within `seconds`."""
+    try:
+        return [server.next_message(seconds)]
+    except AssertionError:
+        return []
