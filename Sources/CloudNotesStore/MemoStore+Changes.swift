@@ -86,7 +86,8 @@ extension MemoStore {
     /// up with. Taken once the change succeeded, so a refused change leaves them for the next catch-up.
     private func noting(_ change: ListChange, _ db: Database) throws -> ListChange {
         var change = change
-        change.followsChangesElsewhere = try takeChangesElsewhere(db)
+        change.followsChangesElsewhere = change.changedAnything
+            ? try countVisibleChange(db) : try takeChangesElsewhere(db)
         return change
     }
 

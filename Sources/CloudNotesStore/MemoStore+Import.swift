@@ -34,6 +34,10 @@ final class ImportSession: Sendable {
                 sql: "UPDATE memo SET importBatch = NULL, seq = ? + ? - seq WHERE importBatch = ?",
                 arguments: [base, last, batch])
             store.cache.invalidate()  // rebuilt at the next read, in one pass
+            // Other processes see the import; here, the split view catches up with it whole at its next
+            // step (`didImport`, or an intent that comes first), never one row of it in another's indexes.
+            _ = try store.countVisibleChange(db)
+            store.forgetCaughtUp()
         }
     }
 

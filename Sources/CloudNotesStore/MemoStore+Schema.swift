@@ -53,6 +53,15 @@ extension MemoStore {
                 END;
                 """)
         }
+        migrator.registerMigration("v2-visible-changes") { db in
+            // Counts the changes a front end can see (create, update, delete, an import shown), so that
+            // other processes tell them from commits that change nothing visible: an index chunk, an
+            // import's hidden chunk, a checkpoint. SQLite's data_version moves with all of them.
+            try db.execute(sql: """
+                CREATE TABLE visibleChanges (count INTEGER NOT NULL);
+                INSERT INTO visibleChanges (count) VALUES (0);
+                """)
+        }
         return migrator
     }
 }

@@ -14,8 +14,8 @@ public final class MemoStore: Sendable {
     let writer: any DatabaseWriter
     /// The list orders in memory (see `ListCache`).
     let cache = ListCache()
-    /// `PRAGMA data_version` as of the last catch-up with other processes' changes (see `takeChangesElsewhere()`).
-    let caughtUpDataVersion = Mutex<Int64?>(nil)
+    /// Where the last catch-up with other processes' changes left the split view (see `takeChangesElsewhere()`).
+    let caughtUp = Mutex(CaughtUp())
     /// The file path, or nil for an in-memory store.
     public let path: String?
     /// True when the file or its folder cannot be written (a read-only disk, or permissions): memos

@@ -38,4 +38,23 @@ struct ChangesElsewhereTests {
         #expect(throws: StoreError.self) { try mine.update(id: first.memo.id, text: "x", baseVersion: 9, now: 5, filter: nil) }
         #expect(try mine.hasChangesElsewhere())
     }
+
+    @Test("commits that change nothing a front end sees (an index chunk, a checkpoint, hidden import chunks) do not count")
+    func invisibleCommits() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        _ = try theirs.create(text: "to be indexed in the background", now: 1, filter: nil)
+        #expect(try mine.takeChangesElsewhere())
+        #expect(try theirs.indexPendingMemos() > 0)
+        theirs.checkpoint()
+        #expect(try !mine.hasChangesElsewhere())
+        // An import shows nothing until it is published, then counts once.
+        var chunks = [[MemoStore.NewMemo(text: "imported", modifiedAt: 5)], [MemoStore.NewMemo(text: "imported too", modifiedAt: 5)]]
+        _ = try theirs.importMemos(isCancelled: { false }, nextChunk: { chunks.isEmpty ? [] : chunks.removeFirst() }, didStore: { _ in
+            #expect(try! !mine.hasChangesElsewhere(), "a hidden chunk is not a visible change")
+        })
+        #expect(try mine.takeChangesElsewhere())
+        #expect(try mine.count(filter: nil) == 3)
+    }
 }

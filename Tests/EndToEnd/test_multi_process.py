@@ -9,7 +9,7 @@ import random
 import subprocess
 import time
 
-from conftest import BINARY, Server
+from conftest import BINARY, Server, make_entries
 
 CATCH_UP = 1.0  # the longest a change may take to reach another process's front end
 
@@ -154,3 +154,29 @@ def test_editors_started_at_once_on_a_new_store_all_open_it(servers, tmp_root):
         for server in started:
             assert server.call("memo/list", {})["total"] == 0
             assert server.shutdown_and_exit() == 0
+
+
+def test_commits_that_change_nothing_visible_reach_no_front_end(servers):
+    first = servers.start()
+    first.initialize()
+    second = servers.start()
+    second.initialize(mirror=True)
+    # An import commits its memos a chunk at a time, hidden until the last one: other front ends see
+    # the import once, not a reset per chunk.
+    request_id = first.send_request("memo/import", {"memos": make_entries(20_000, "bulk")})
+    seen: list[dict] = []
+    while True:
+        try:
+            _, response = first.wait_response(request_id, timeout=0.1)
+            break
+        except AssertionError:
+            seen += quiet(second, 0.05)
+    assert response["result"] == {"imported": 20_000}
+    seen += quiet(second, CATCH_UP + 0.5)
+    assert [note["method"] for note in seen].count("list/didReset") == 1, [note["method"] for note in seen]
+    # The exit's checkpoint changes nothing visible either.
+    assert first.shutdown_and_exit() == 0
+    first.wait()
+    assert quiet(second, CATCH_UP + 0.5) == []
+    second.mirror.apply(seen)
+    second.mirror.check()
