@@ -6,8 +6,7 @@ import GRDB
 extension MemoStore {
     /// Whether this process may write the store: the file, and its folder, which holds the write-ahead log.
     static func canWrite(at path: String) -> Bool {
-        let folder = (path as NSString).deletingLastPathComponent
-        return access(path, W_OK) == 0 && access(folder.isEmpty ? "." : folder, W_OK) == 0
+        access(path, W_OK) == 0 && access(folder(of: path), W_OK) == 0
     }
 
     /// Opens the store read-only, refusing one that needs a schema upgrade (which cannot be written).

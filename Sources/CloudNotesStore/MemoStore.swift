@@ -63,13 +63,19 @@ public final class MemoStore: Sendable {
     /// half-made schema: the processes opening the same folder's stores take turns, holding an
     /// exclusive `flock` on the folder (not on the file, whose descriptors carry SQLite's own locks).
     private static func openPool(at path: String, configuration: Configuration) throws -> DatabasePool {
-        let folder = (path as NSString).deletingLastPathComponent
-        let lock = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if lock >= 0 {
-            while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-        }
+        let lock = open(folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer {
             if lock >= 0 { close(lock) }  // closing releases the flock
+        }
+        // Opening takes milliseconds: a process that holds the lock for long is stuck, and waiting
+        // on it forever would leave this one silent.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while lock >= 0, flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { break }  // no locks here (NFS): go on without
+            guard ContinuousClock.now < deadline else {
+                throw StoreError.writeFailed("another process has been opening this store for 10 seconds; is it stuck?")
+            }
+            Thread.sleep(forTimeInterval: 0.01)
         }
         // Look before touching: opening a pool switches the file to WAL mode, which writes to it.
         try checkIdentity(ofFileAt: path)
@@ -77,6 +83,12 @@ public final class MemoStore: Sendable {
         try checkSchemaVersion(of: pool, path: path)
         try migrator.migrate(pool)
         return pool
+    }
+
+    /// The folder that holds the store file and its write-ahead log.
+    static func folder(of path: String) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        return folder.isEmpty ? "." : folder
     }
 
     /// A store in memory, for tests.
@@ -93,7 +105,7 @@ public final class MemoStore: Sendable {
     /// What makes the store readable by other users: a folder with group or other permissions, or a
     /// file (or its write-ahead log) with any. Empty when the store is private.
     public static func privacyProblems(ofStoreAt path: String) -> [String] {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = folder(of: path)
         var problems: [String] = []
         for (item, isFolder) in [(folder, true), (path, false), (path + "-wal", false)] {
             guard let mode = (try? FileManager.default.attributesOfItem(atPath: item))?[.posixPermissions] as? Int else { continue }
@@ -112,8 +124,8 @@ public final class MemoStore: Sendable {
 
     /// Creates the folder (0700) and the file (0600) so that SQLite never creates them world-readable.
     private static func prepareFile(at path: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+        let folder = folder(of: path)
+        if !FileManager.default.fileExists(atPath: folder) {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
