@@ -5,13 +5,17 @@ import Synchronization
 
 /// The list orders the store keeps in memory: every visible memo, and the memos that match the filter
 /// asked for last. They are only read and changed on the store's writer connection, in step with the
-/// writes, and dropped whenever another connection (another process) has committed.
+/// writes, and dropped whenever another connection (another process) has committed a visible change.
+/// (A commit that changes nothing in the list, such as another process's background indexing, keeps
+/// them: rebuilding them costs a scan of every memo, at the next keystroke.)
 final class ListCache: Sendable {
     struct State: Sendable {
         var all: ListOrder?
         var filtered: FilteredOrder?
-        /// `PRAGMA data_version` of the writer connection when the orders were last known good.
+        /// `PRAGMA data_version` of the writer connection, and the store's count of visible changes,
+        /// when the orders were last known good.
         var dataVersion: Int64?
+        var visibleChanges: Int64?
     }
 
     struct FilteredOrder: Sendable {
@@ -35,11 +39,17 @@ extension MemoStore {
         }
     }
 
-    /// Forgets the orders when a commit from another connection changed the file since they were built.
+    /// Forgets the orders when another connection committed a visible change since they were built.
     func dropCacheIfChangedElsewhere(_ db: Database) throws {
-        let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
+        let version = try dataVersion(db)
+        guard cache.state.withLock({ $0.dataVersion }) != version else { return }
+        let count = try visibleChangeCount(db)
         cache.state.withLock { state in
-            if state.dataVersion != version { state = ListCache.State(dataVersion: version) }
+            if state.visibleChanges != count || count == nil {
+                state = ListCache.State(dataVersion: version, visibleChanges: count)
+            } else {
+                state.dataVersion = version
+            }
         }
     }
 

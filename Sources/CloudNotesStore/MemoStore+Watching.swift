@@ -19,12 +19,7 @@ extension MemoStore {
     /// writes, which the mediator announces as it makes them, never count; among those commits, only
     /// the ones that counted a visible change do.
     public func hasChangesElsewhere() throws -> Bool {
-        if isReadOnly { return false }  // read as it was opened (see `openReadOnly`)
-        return try writer.writeWithoutTransaction { db in
-            let known = caughtUp.withLock { $0 }
-            guard try dataVersion(db) != known.dataVersion else { return false }
-            return try visibleChanges(db) != known.visibleChanges
-        }
+        try writer.writeWithoutTransaction { db in try lookElsewhere(db)?.changed ?? false }
     }
 
     /// Like `hasChangesElsewhere()`, and notes that the caller is now catching up with them.
@@ -33,21 +28,34 @@ extension MemoStore {
     }
 
     func takeChangesElsewhere(_ db: Database) throws -> Bool {
-        if isReadOnly { return false }
-        let known = caughtUp.withLock { $0 }
-        let version = try dataVersion(db)
-        guard version != known.dataVersion else { return false }
-        let count = try visibleChanges(db)
-        caughtUp.withLock { $0 = CaughtUp(dataVersion: version, visibleChanges: count) }
-        return count != known.visibleChanges
+        guard let look = try lookElsewhere(db) else { return false }
+        caughtUp.withLock { $0 = look.now }
+        return look.changed
     }
 
-    /// Counts a visible change this connection makes, inside its transaction, and returns whether other
+    /// Where the file stands now, and whether that holds visible changes the split view has not caught
+    /// up with; nil when no other connection committed since (or the store is read-only, and read as it
+    /// was opened: see `openReadOnly`).
+    private func lookElsewhere(_ db: Database) throws -> (now: CaughtUp, changed: Bool)? {
+        if isReadOnly { return nil }
+        let known = caughtUp.withLock { $0 }
+        let version = try dataVersion(db)
+        guard version != known.dataVersion else { return nil }
+        let now = CaughtUp(dataVersion: version, visibleChanges: try visibleChangeCount(db))
+        return (now, now.visibleChanges != known.visibleChanges)
+    }
+
+    /// Counts a visible change this connection makes, inside its transaction (of `write`, which has
+    /// brought the list orders up to date with the file), and returns whether other
     /// processes' visible changes came first (the split view must then catch up with them too).
+    ///
+    /// The split view and the list orders in memory both follow this change as it is made, so neither
+    /// takes it for another process's.
     func countVisibleChange(_ db: Database) throws -> Bool {
         let elsewhere = try takeChangesElsewhere(db)
         try db.execute(sql: "UPDATE visibleChanges SET count = count + 1")
         caughtUp.withLock { $0.visibleChanges = $0.visibleChanges.map { $0 + 1 } }
+        cache.state.withLock { $0.visibleChanges = $0.visibleChanges.map { $0 + 1 } }
         return elsewhere
     }
 
@@ -62,11 +70,13 @@ extension MemoStore {
         try writer.writeWithoutTransaction { db in _ = try takeChangesElsewhere(db) }
     }
 
-    private func dataVersion(_ db: Database) throws -> Int64? {
+    /// Moves with every commit of another connection, visible or not.
+    func dataVersion(_ db: Database) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
     }
 
-    private func visibleChanges(_ db: Database) throws -> Int64? {
+    /// Moves with every visible change, of any connection (see migration `v2-visible-changes`).
+    func visibleChangeCount(_ db: Database) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT count FROM visibleChanges"))
     }
 }

@@ -57,4 +57,23 @@ struct ChangesElsewhereTests {
         #expect(try mine.takeChangesElsewhere())
         #expect(try mine.count(filter: nil) == 3)
     }
+
+    @Test("the list orders in memory survive another process's invisible commits, and not its visible ones")
+    func listOrdersKeptAcrossInvisibleCommits() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        _ = try mine.create(text: "mine", now: 1, filter: nil)
+        _ = try theirs.create(text: "theirs, indexed later", now: 2, filter: nil)
+        #expect(try mine.count(filter: nil) == 2)
+        let isLoaded = { mine.cache.state.withLock { $0.all != nil } }
+        #expect(isLoaded())
+        #expect(try theirs.indexPendingMemos() > 0)
+        theirs.checkpoint()
+        _ = try mine.create(text: "mine again", now: 3, filter: nil)  // this process's own change keeps them too
+        #expect(isLoaded(), "an index chunk or a checkpoint elsewhere does not cost a rebuild")
+        #expect(try mine.count(filter: nil) == 3)
+        _ = try theirs.delete(id: try #require(try theirs.page(filter: nil, offset: 0, limit: 1).first).id, now: 4, filter: nil)
+        #expect(try mine.count(filter: nil) == 2, "a visible change elsewhere is seen")
+    }
 }

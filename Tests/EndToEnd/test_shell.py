@@ -368,7 +368,7 @@ def test_import_the_sample_file(shell):
     assert len(shell.rows()) == expected
 
 
-def test_import_shows_a_progress_bar_on_a_terminal(shell):
+def test_import_and_export_show_a_progress_bar_on_a_terminal(shell):
     memos = make_entries(5000)
     source = shell.root / "memos.json"
     source.write_text(json.dumps(memos))
@@ -376,6 +376,10 @@ def test_import_shows_a_progress_bar_on_a_terminal(shell):
     assert result.code == 0, result.err
     assert "Importing" in result.err and "100%" in result.err
     assert "Imported 5000 memos" in result.err
+    exported = shell.run("export", str(shell.root / "out.json"), tty_err=True)
+    assert exported.code == 0, exported.err
+    assert "Exporting" in exported.err and "100%" in exported.err and "Exported 5000 memos" in exported.err
+    assert "Exporting" not in shell.ok("export", str(shell.root / "again.json")).err  # no bar in a pipe
 
 
 def test_a_bad_import_file_is_refused_and_changes_nothing(shell):
