@@ -3,7 +3,8 @@ import PackageDescription
 
 // Dependencies point one way:
 //   cloudnotes (executable: serve, and the shell commands) → CloudNotesServer → CloudNotesMediator → CloudNotesStore
-//                                        ↘ CloudNotesTransport     ↘ CloudNotesProtocol
+//                                        ↘ CloudNotesTransport     ↘ CloudNotesProtocol          ↗
+//                                        ↘ CloudNotesSync (remotes, segments, merges) ──────────
 // The protocol types know no I/O, the store knows no JSON-RPC, the mediator knows no pipes.
 let package = Package(
     name: "CloudNotes",
@@ -15,6 +16,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // Codable messages, error codes and the method registry. No I/O.
@@ -27,7 +31,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The SQLite store: memos, tombstones, change sequence, full-text search.
+        // The SQLite store: memos, tombstones, change sequence, full-text search, sync's revision history.
         .target(
             name: "CloudNotesStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
@@ -41,6 +45,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Sync through a folder or WebDAV: the remote layout, the merge rules, the sync itself.
+        .target(
+            name: "CloudNotesSync",
+            dependencies: [
+                "CloudNotesStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The language-server-style session: lifecycle, dispatch, cancellation, progress.
         .target(
             name: "CloudNotesServer",
@@ -49,6 +65,7 @@ let package = Package(
                 "CloudNotesTransport",
                 "CloudNotesMediator",
                 "CloudNotesStore",
+                "CloudNotesSync",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -59,6 +76,7 @@ let package = Package(
                 "CloudNotesMediator",
                 "CloudNotesServer",
                 "CloudNotesStore",
+                "CloudNotesSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -75,6 +93,7 @@ let package = Package(
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport"]),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore"]),
+        .testTarget(name: "CloudNotesSyncTests", dependencies: ["CloudNotesSync", "CloudNotesStore"]),
         .testTarget(name: "CloudNotesMediatorTests", dependencies: ["CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol"]),
         .testTarget(
             name: "CloudNotesServerTests",

@@ -13,6 +13,7 @@ public enum ProtocolRegistry {
         ListRequest.self, SearchRequest.self,
         CreateRequest.self, SelectRequest.self, UpdateRequest.self, DeleteRequest.self,
         ShareRequest.self, ImportRequest.self, ExportRequest.self,
+        SyncConfigureRequest.self, SyncNowRequest.self, SyncStatusRequest.self,
     ]
 
     /// Notifications a client may send.
@@ -24,11 +25,13 @@ public enum ProtocolRegistry {
     public static let serverNotifications: [any NotificationType.Type] = [
         ListDidInsert.self, ListDidUpdate.self, ListDidRemove.self, ListDidReset.self,
         SelectionDidChange.self, DetailDidShow.self, DetailDidClear.self, ProgressNotification.self,
+        SyncDidChange.self,
     ]
 
     /// Named shapes that messages refer to.
     public static let definitions: [String: Schema] = [
         "Memo": Memo.schema, "MemoRow": MemoRow.schema, "ImportEntry": ImportEntry.schema,
+        "SyncStatus": SyncStatus.schema,
     ]
 
     public static func capabilities(limits: InitializeResult.Limits) -> InitializeResult.Capabilities {

@@ -21,6 +21,7 @@ actor Dispatcher {
     let cancellations: CancellationRegistry
     let logger: Logger
     let handlers = HandlerTable.memoRequests
+    let sync: SyncCoordinator
 
     var lifecycle = Lifecycle.waitingForInitialize
     var didStart = false
@@ -33,6 +34,7 @@ actor Dispatcher {
         self.configuration = configuration
         self.cancellations = cancellations
         self.logger = logger
+        sync = SyncCoordinator(store: store, durability: store.durability, writer: writer, settings: configuration.sync, logger: logger)
     }
 
     /// Handles one message; returns an exit code when the message ends the process.
@@ -92,8 +94,12 @@ actor Dispatcher {
             case .background:
                 startInBackground(handler, line: line, context: context)
             }
+            if Self.editingMethods.contains(method) { await sync.noteLocalEdit() }
         }
     }
+
+    /// The requests that may change memos, after which a sync is due once edits settle.
+    static let editingMethods: Set<String> = [CreateRequest.method, UpdateRequest.method, DeleteRequest.method]
 
     private func startInBackground(_ handler: RequestHandler, line: Data, context: RequestContext) {
         let id = context.id
@@ -126,7 +132,7 @@ actor Dispatcher {
             let mediator = SplitViewMediator(store: store, sink: sink, presenter: presenter, limits: configuration.limits)
             lifecycle = .running(Session(
                 mediator: mediator, importer: MemoImporter(store: store), exporter: MemoExporter(store: store),
-                allowsFiles: configuration.allowsFiles))
+                sync: sync, allowsFiles: configuration.allowsFiles))
             logger.info("initialized by \(request.clientInfo?.name ?? "an unnamed client")")
             writer.sendResult(
                 InitializeResult(
@@ -140,6 +146,7 @@ actor Dispatcher {
     }
 
     private func shutdown(id: RequestID) async {
+        await sync.stop()
         await drain()
         lifecycle = .shutDown
         writer.sendResult(VoidResponse(), id: id)
@@ -161,6 +168,7 @@ actor Dispatcher {
             } catch {
                 logger.error("could not show the first memo: \(error.message)")
             }
+            await sync.start()
             // The first memo is shown without the list order; build it now, before the client asks.
             let store = store
             Task.detached(priority: .utility) {

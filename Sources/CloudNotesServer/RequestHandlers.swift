@@ -26,6 +26,7 @@ struct Session: Sendable {
     let mediator: SplitViewMediator
     let importer: MemoImporter
     let exporter: MemoExporter
+    let sync: SyncCoordinator
     /// Whether `memo/import` and `memo/export` may read and write files (see `ServerConfiguration`).
     let allowsFiles: Bool
 
@@ -76,6 +77,11 @@ extension HandlerTable {
         table.on(ShareRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.share(request) }
         table.on(ImportRequest.self, .background, importMemos)
         table.on(ExportRequest.self, .background, exportMemos)
+        table.on(SyncConfigureRequest.self) { request, context throws(ResponseError) in try await context.session.sync.configure(request) }
+        table.on(SyncStatusRequest.self) { _, context throws(ResponseError) in try await context.session.sync.status() }
+        table.on(SyncNowRequest.self, .background) { request, context throws(ResponseError) in
+            try await context.session.sync.syncNow(progress: ProgressReporter(token: request.workDoneToken, writer: context.writer))
+        }
         return table
     }
 
@@ -94,6 +100,7 @@ extension HandlerTable {
             }
             // The split view learns of the new memos in its turn, between two interactive requests.
             try await context.session.mediator.didImport()
+            await context.session.sync.noteLocalEdit()
             progress.end("Imported \(imported) memos")
             return ImportResult(imported: imported)
         }

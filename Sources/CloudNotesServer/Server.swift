@@ -13,6 +13,8 @@ public struct ServerConfiguration: Sendable {
     /// Whether `memo/import` and `memo/export` may use files; off for the fuzzer, whose inputs must
     /// never reach the file system, however they spell `path`.
     public var allowsFiles: Bool
+    /// When the server syncs on its own.
+    public var sync: SyncSettings = .standard
 
     public static let standard = ServerConfiguration(
         version: "0.1.0",
@@ -45,7 +47,10 @@ public struct ServerConfiguration: Sendable {
 /// 5. A change another process committed to the store (a second editor, the shell) is noticed within
 ///    `ExternalChangeWatcher.interval` and reaches the split view like an import's: one step taken
 ///    between two requests (`list/didReset`, then the selection and the detail as they now are).
-/// 6. The background indexer (imported and long memos into the full-text index) works only while the
+/// 6. Sync (`sync/now`, and the server's own syncs: at start, after edits settle, periodically) runs
+///    in the background through its own connection to the store; what it changes reaches the split
+///    view as rule 5 says, and `sync/didChange` may arrive between any two messages.
+/// 7. The background indexer (imported and long memos into the full-text index) works only while the
 ///    client has been quiet for a moment, one short transaction at a time: any request overtakes it.
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
 /// actor awaited one message at a time, and everything shared across threads is `Sendable`.

@@ -62,6 +62,42 @@ extension MemoStore {
                 INSERT INTO visibleChanges (count) VALUES (0);
                 """)
         }
+        migrator.registerMigration("v3-sync") { db in
+            // Sync's state (see protocol/sync.md): the revision history, each memo's head in it, what
+            // this device published and read. `packedSeq` starts at 0, so every memo made before sync
+            // existed gets its first revision at the first sync.
+            try db.execute(sql: """
+                CREATE TABLE syncState (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    device TEXT NOT NULL,
+                    remote TEXT,
+                    published INTEGER NOT NULL DEFAULT 0,
+                    publishedHash TEXT NOT NULL DEFAULT '',
+                    packedSeq INTEGER NOT NULL DEFAULT 0,
+                    lastSyncAt INTEGER,
+                    lastError TEXT);
+                INSERT INTO syncState (singleton, device) VALUES (1, lower(hex(randomblob(16))));
+                CREATE TABLE revision (
+                    localID INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    memo TEXT NOT NULL,
+                    parents TEXT NOT NULL,
+                    deleted BOOLEAN NOT NULL,
+                    text BLOB,
+                    createdAt INTEGER NOT NULL,
+                    modifiedAt INTEGER NOT NULL,
+                    segment INTEGER);
+                CREATE INDEX revision_memo ON revision(memo);
+                CREATE INDEX revision_unpublished ON revision(localID) WHERE segment IS NULL;
+                CREATE INDEX revision_segment ON revision(segment) WHERE segment > 0;
+                CREATE TABLE memoHead (
+                    memo TEXT PRIMARY KEY, revision TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE remoteDevice (
+                    device TEXT PRIMARY KEY, applied INTEGER NOT NULL, lastHash TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE waitingMemo (memo TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE TABLE syncConflict (copy TEXT PRIMARY KEY, memo TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -21,6 +21,8 @@ public final class MemoStore: Sendable {
     /// True when the file or its folder cannot be written (a read-only disk, or permissions): memos
     /// are read as usual, and every change is refused with `StoreError.writeFailed`.
     public let isReadOnly: Bool
+    /// How hard each commit works to reach the disk.
+    public let durability: Durability
 
     /// How hard a commit works to reach the disk.
     public enum Durability: String, Sendable, CaseIterable {
@@ -38,6 +40,7 @@ public final class MemoStore: Sendable {
     /// shell completion, which must not touch a store that servers are using).
     public init(path: String, durability: Durability = .committed, readOnly: Bool = false) throws {
         self.path = path
+        self.durability = durability
         if !readOnly { try Self.prepareFile(at: path) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -95,6 +98,7 @@ public final class MemoStore: Sendable {
     public init() throws {
         path = nil
         isReadOnly = false
+        durability = .committed
         var configuration = Configuration()
         configuration.prepareDatabase { db in Self.prepareConnection(db) }
         writer = try DatabaseQueue(configuration: configuration)

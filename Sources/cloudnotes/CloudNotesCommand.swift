@@ -16,7 +16,7 @@ struct CloudNotesCommand: AsyncParsableCommand {
         version: ServerConfiguration.standard.version,
         subcommands: [
             Serve.self, List.self, Show.self, New.self, Edit.self, Remove.self, Share.self, Import.self, Export.self,
-            ProtocolSchema.self,
+            Sync.self, ProtocolSchema.self,
         ],
         defaultSubcommand: Serve.self)
 }
@@ -73,6 +73,19 @@ struct Serve: AsyncParsableCommand {
         valueName: "pid"))
     var clientProcessId: Int32?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds between the server's own syncs, when the store has a remote; 0 for none.", valueName: "seconds"))
+    var syncInterval: Int = 300
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds edits must settle before the sync they cause.", valueName: "seconds"))
+    var syncDelay: Double = 3
+
+    func validate() throws {
+        guard syncInterval >= 0 else { throw ValidationError("--sync-interval must be 0 or more") }
+        guard syncDelay >= 0, syncDelay.isFinite else { throw ValidationError("--sync-delay must be 0 or more") }
+    }
+
     func run() async throws {
         // Only protocol messages may reach stdout: keep the real stdout for the server, and point
         // file descriptor 1 at stderr so that a stray print from anywhere cannot corrupt the stream.
@@ -102,7 +115,9 @@ struct Serve: AsyncParsableCommand {
                 store.checkpoint()
             }
         }
-        let server = Server(store: store, input: STDIN_FILENO, output: protocolOutput, logger: logger)
+        var configuration = ServerConfiguration.standard
+        configuration.sync = SyncSettings(interval: .seconds(syncInterval), settleDelay: .milliseconds(Int(syncDelay * 1000)))
+        let server = Server(store: store, input: STDIN_FILENO, output: protocolOutput, configuration: configuration, logger: logger)
         let code = await server.run()
         store.checkpoint()
         throw ExitCode(code)

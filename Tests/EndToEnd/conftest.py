@@ -806,3 +806,5 @@ def big_import_file(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("big") / "memos-100k.json"
     path.write_text(json.dumps(make_entries(100_000, "bulk", 1_500_000_000)), encoding="utf-8")
     return path
+
+from webdav import apache_dav, dav_collection, fault_proxy_factory, nginx_dav  # noqa: E402,F401  (WebDAV fixtures)

@@ -22,6 +22,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     public static let importInvalid = ErrorCode(rawValue: -33003)
     public static let exportFailed = ErrorCode(rawValue: -33004)
     public static let storeUnavailable = ErrorCode(rawValue: -33005)
+    public static let syncFailed = ErrorCode(rawValue: -33006)
 
     /// Every code the server may send, with the name the specification gives it.
     public static let documented: [(code: ErrorCode, name: String)] = [
@@ -37,6 +38,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
         (.importInvalid, "ImportInvalid"),
         (.exportFailed, "ExportFailed"),
         (.storeUnavailable, "StoreUnavailable"),
+        (.syncFailed, "SyncFailed"),
     ]
 }
 
@@ -120,5 +122,11 @@ public struct ResponseError: Error, Hashable, Sendable, Codable {
         ResponseError(
             code: .storeUnavailable, message: "The store refused the change: \(detail)",
             data: ["reason": .string(detail)])
+    }
+
+    /// A sync could not finish; `reason` is one of `notConfigured`, `badRemote`, `unreachable`,
+    /// `unauthorized`, `corruptRemote`, `remoteLostHistory`. Nothing it did is lost.
+    public static func syncFailed(_ detail: String, reason: String) -> ResponseError {
+        ResponseError(code: .syncFailed, message: "Sync failed: \(detail)", data: ["reason": .string(reason)])
     }
 }

@@ -1,0 +1,230 @@
+import CloudNotesProtocol
+import CloudNotesStore
+import CloudNotesSync
+import CloudNotesTransport
+import Foundation
+import Logging
+
+// MARK: - Sync in the server
+
+/// When the server syncs (at start, a few seconds after edits settle, every `interval`, and on
+/// `sync/now`), and what it tells the client about it (`sync/didChange`).
+///
+/// Syncs run beside the requests, never in front of them: sync writes through its own connection to
+/// the store, in short transactions, and the split view learns of what it changed as of any other
+/// process's change (concurrency rule 5), between two requests.
+actor SyncCoordinator {
+    /// The store's file; nil for a store in memory, which cannot sync.
+    private let storePath: String?
+    private let durability: MemoStore.Durability
+    /// The server's own connection, for reading the sync state.
+    private let store: MemoStore
+    private let writer: MessageWriter
+    private let logger: Logger
+    private let environment: [String: String]
+    private(set) var interval: Duration
+    private let settleDelay: Duration
+
+    /// Sync's own connection, opened at the first sync.
+    private var syncStore: MemoStore?
+    /// Syncs under way (they take turns on the store's sync lock).
+    private var running = 0
+    /// Whether the store has a remote, as last read: edits ask on every keystroke.
+    private var hasRemote: Bool?
+    /// The wait before the next automatic sync; a new edit restarts it. Never a running sync: edits
+    /// during a long sync must not cancel it.
+    private var pendingWait: Task<Void, Never>?
+    private var periodic: Task<Void, Never>?
+
+    init(store: MemoStore, durability: MemoStore.Durability, writer: MessageWriter, settings: SyncSettings, logger: Logger,
+         environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.store = store
+        self.storePath = store.path
+        self.durability = durability
+        self.writer = writer
+        self.interval = settings.interval
+        self.settleDelay = settings.settleDelay
+        self.logger = logger
+        self.environment = environment
+    }
+
+    // MARK: Requests
+
+    func configure(_ request: SyncConfigureRequest) async throws(ResponseError) -> SyncStatus {
+        var normalized: String?
+        if let remote = request.remote {
+            guard storePath != nil else { throw .storeUnavailable("a store in memory cannot sync") }
+            do {
+                normalized = try RemoteURL(remote).normalized
+            } catch {
+                throw .invalidParams(param: "remote", (error as? SyncError)?.description ?? "\(error)")
+            }
+            // Opened before it is set: a mistyped or unmounted folder must not replace a working remote.
+            do {
+                _ = try openRemote(remote, environment: environment)
+            } catch {
+                let error = SyncEngine.syncError(error)
+                throw .syncFailed(error.description, reason: error.reason)
+            }
+        }
+        if let seconds = request.intervalSeconds { interval = .seconds(seconds) }
+        do {
+            try store.setRemote(normalized, republish: request.republish ?? false)
+        } catch {
+            throw .storeUnavailable("\(error)")
+        }
+        hasRemote = normalized != nil
+        restartPeriodic()
+        if normalized != nil { scheduleSync(after: .zero) } else { pendingWait?.cancel() }
+        let status = try status()
+        writer.sendNotification(SyncDidChange(status: status))
+        return status
+    }
+
+    /// Syncs now, or right after the sync under way.
+    func syncNow(progress: ProgressReporter) async throws(ResponseError) -> SyncResult {
+        pendingWait?.cancel()  // this sync does what the automatic one was waiting to do
+        progress.begin("Syncing")
+        do throws(ResponseError) {
+            let report = try await runSync { step in
+                progress.report(step.percentage ?? 0, of: 100, message: step.message)
+            }
+            progress.end("Synced: \(report.changedMemos) memos changed here, \(report.publishedRevisions) changes published")
+            return SyncResult(changedMemos: report.changedMemos, conflicts: report.conflicts,
+                              published: report.publishedRevisions, requests: report.requests, status: try status())
+        } catch {
+            // No client is left with a spinner that never stops.
+            progress.end(error.message)
+            throw error
+        }
+    }
+
+    func status() throws(ResponseError) -> SyncStatus {
+        do {
+            return try SyncStatus.current(of: store, syncing: running > 0, interval: interval)
+        } catch {
+            throw .storeUnavailable("\(error)")
+        }
+    }
+
+    // MARK: Automatic syncs
+
+    /// Starts syncing on its own: now, then every `interval`.
+    func start() {
+        hasRemote = (try? store.syncState().remote) != nil
+        guard hasRemote == true else { return }
+        scheduleSync(after: .zero)
+        restartPeriodic()
+    }
+
+    /// A memo changed here: sync once edits have settled for `settleDelay`.
+    func noteLocalEdit() {
+        if hasRemote == nil { hasRemote = (try? store.syncState().remote) != nil }
+        guard hasRemote == true else { return }
+        scheduleSync(after: settleDelay)
+    }
+
+    func stop() {
+        pendingWait?.cancel()
+        periodic?.cancel()
+    }
+
+    private func scheduleSync(after delay: Duration) {
+        pendingWait?.cancel()
+        pendingWait = Task { [weak self] in
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            guard !Task.isCancelled, let self else { return }
+            await self.startAutomaticSync()
+        }
+    }
+
+    /// Starts a sync in a task of its own, which nothing cancels: the next edit's wait must not.
+    private func startAutomaticSync() {
+        Task { [weak self] in _ = try? await self?.runSync { _ in } }
+    }
+
+    private func restartPeriodic() {
+        periodic?.cancel()
+        guard interval > .zero else { return }
+        let interval = interval
+        periodic = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard !Task.isCancelled, let self else { return }
+                await self.startAutomaticSync()
+            }
+        }
+    }
+
+    // MARK: Running one
+
+    private func runSync(progress: @escaping @Sendable (SyncProgress) -> Void) async throws(ResponseError) -> SyncReport {
+        running += 1
+        notifyStatus()
+        defer {
+            running -= 1
+            notifyStatus()
+        }
+        do {
+            return try await makeEngine().sync(progress: progress)
+        } catch {
+            let error = SyncEngine.syncError(error)
+            if error == .cancelled { throw .cancelled }
+            throw .syncFailed(error.description, reason: error.reason)
+        }
+    }
+
+    /// The engine for the store's remote, on sync's own connection. A remote that cannot even be
+    /// opened (a folder gone, an unmounted share) is a failed sync too, and recorded as one.
+    private func makeEngine() throws -> SyncEngine {
+        guard let storePath else { throw SyncError.notConfigured }
+        guard let remote = try store.syncState().remote else { throw SyncError.notConfigured }
+        do {
+            if syncStore == nil { syncStore = try MemoStore(path: storePath, durability: durability) }
+            guard let syncStore else { throw SyncError.notConfigured }
+            return SyncEngine(store: syncStore, remote: try openRemote(remote, environment: environment), logger: logger)
+        } catch {
+            let error = SyncEngine.syncError(error)
+            try? store.recordSyncEnd(at: SyncEngine.currentTime(), error: error.description)
+            logger.warning("sync failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    private func notifyStatus() {
+        if let status = try? status() { writer.sendNotification(SyncDidChange(status: status)) }
+    }
+}
+
+/// When the server syncs on its own.
+public struct SyncSettings: Sendable {
+    /// Between two periodic syncs; zero for none.
+    public var interval: Duration
+    /// How long edits must have settled before the sync they cause.
+    public var settleDelay: Duration
+
+    public static let standard = SyncSettings(interval: .seconds(300), settleDelay: .seconds(3))
+
+    public init(interval: Duration, settleDelay: Duration) {
+        self.interval = interval
+        self.settleDelay = settleDelay
+    }
+}
+
+// MARK: - Status
+
+extension SyncStatus {
+    /// Where sync stands for `store`, as `sync/status` and `cloudnotes sync --status` tell it.
+    public static func current(of store: MemoStore, syncing: Bool, interval: Duration) throws -> SyncStatus {
+        let state = try store.syncState()
+        return SyncStatus(
+            state: state.remote == nil ? .off : syncing ? .syncing : state.lastError != nil ? .failed : .idle,
+            remote: state.remote, device: state.device, lastSync: state.lastSyncAt.map(Timestamp.init(milliseconds:)),
+            lastError: state.lastError, pendingChanges: try store.unpublishedMemoCount(),
+            conflicts: try store.openConflicts().compactMap { conflict in
+                guard let memo = MemoID(conflict.memo), let copy = MemoID(conflict.copy) else { return nil }
+                return Conflict(memo: memo, copy: copy)
+            },
+            intervalSeconds: Int(interval.components.seconds))
+    }
+}

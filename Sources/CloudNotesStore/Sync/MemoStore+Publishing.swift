@@ -1,0 +1,56 @@
+import GRDB
+
+// MARK: - Publishing this device's revisions
+
+/// A segment this device is publishing: its number and its revisions, parents first.
+public struct OutgoingSegment: Sendable, Hashable {
+    public var number: Int64
+    public var revisions: [Revision]
+}
+
+extension MemoStore {
+    /// The next segment to publish, or nil when every revision is published.
+    ///
+    /// The revisions are recorded as segment `published + 1` before anything is uploaded, and a
+    /// segment once recorded is returned again until `markPublished`: a retry after a crash or a
+    /// network failure uploads the very same segment.
+    public func segmentToPublish(maxBytes: Int, maxRevisions: Int) throws -> OutgoingSegment? {
+        try write { db in
+            let number = try Self.syncState(db).published + 1
+            let recorded = try Self.revisions(inSegment: number, db)
+            if !recorded.isEmpty { return OutgoingSegment(number: number, revisions: recorded) }
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT localID, coalesce(length(text), 0) AS size FROM revision WHERE segment IS NULL ORDER BY localID
+                """)
+            var (count, bytes, last): (Int, Int, Int64?) = (0, 0, nil)
+            while let row = try rows.next() {
+                let size: Int = row["size"]
+                if count > 0, count == maxRevisions || bytes + size > maxBytes { break }
+                (count, bytes, last) = (count + 1, bytes + size, row["localID"])
+            }
+            guard let last else { return nil }
+            try db.execute(sql: "UPDATE revision SET segment = ? WHERE segment IS NULL AND localID <= ?",
+                           arguments: [number, last])
+            return OutgoingSegment(number: number, revisions: try Self.revisions(inSegment: number, db))
+        }
+    }
+
+    /// Records that segment `number`, whose bytes hash to `hash`, is on the remote and named by this
+    /// device's head.
+    public func markPublished(number: Int64, hash: String) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE syncState SET published = ?, publishedHash = ? WHERE published = ?",
+                           arguments: [number, hash, number - 1])
+        }
+    }
+
+    /// How many revisions wait to be published.
+    public func unpublishedRevisionCount() throws -> Int {
+        try writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM revision WHERE segment IS NULL") ?? 0 }
+    }
+
+    static func revisions(inSegment number: Int64, _ db: Database) throws -> [Revision] {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Revision.columns) FROM revision WHERE segment = ? ORDER BY localID"),
+                         arguments: [number]).map(Revision.init(row:))
+    }
+}

@@ -1,0 +1,199 @@
+import GRDB
+
+// MARK: - Applying other devices' revisions
+
+/// A segment read from another device, checked by the reader (see protocol/sync.md).
+public struct PulledSegment: Sendable {
+    public var device: String
+    public var number: Int64
+    /// The SHA-256 of the segment's bytes: the next segment's `previous` must name it.
+    public var hash: String
+    public var revisions: [Revision]
+
+    public init(device: String, number: Int64, hash: String, revisions: [Revision]) {
+        self.device = device
+        self.number = number
+        self.hash = hash
+        self.revisions = revisions
+    }
+}
+
+/// What applying pulled revisions did to the memos.
+public struct PullOutcome: Sendable, Hashable {
+    /// The memos that changed here in a way a front end sees.
+    public var changedMemos = Set<String>()
+    /// Conflicts met (each kept as a conflict copy).
+    public var conflicts = 0
+    public init() {}
+}
+
+/// How far this device has read another device's segments.
+public struct ReadPosition: Sendable, Hashable {
+    public var applied: Int64
+    /// The hash of the last applied segment ("" before the first).
+    public var lastHash: String
+
+    public init(applied: Int64, lastHash: String) {
+        self.applied = applied
+        self.lastHash = lastHash
+    }
+}
+
+extension MemoStore {
+    /// How far this device has read `device`'s segments on the current remote.
+    public func readPosition(of device: String) throws -> ReadPosition {
+        try writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT applied, lastHash FROM remoteDevice WHERE device = ?", arguments: [device])
+                .map { ReadPosition(applied: $0["applied"], lastHash: $0["lastHash"]) } ?? ReadPosition(applied: 0, lastHash: "")
+        }
+    }
+
+    /// Applies a pulled segment: stores its revisions, brings their memos up to date (merging where
+    /// they were edited concurrently) and advances the read position, in one transaction. Returns nil
+    /// when the segment is not the next one of its device (another process applied it).
+    public func apply(_ segment: PulledSegment, rules: some RevisionRules, now: Int64) throws -> PullOutcome? {
+        try write { db in
+            let position = try Row.fetchOne(db, sql: "SELECT applied FROM remoteDevice WHERE device = ?",
+                                            arguments: [segment.device]).map { $0["applied"] as Int64 } ?? 0
+            guard position == segment.number - 1 else { return nil }
+            var touched = Set(try String.fetchAll(db, sql: "SELECT memo FROM waitingMemo"))
+            for revision in segment.revisions where try revision.insert(segment: 0, db) {
+                touched.insert(revision.memo)
+            }
+            var outcome = PullOutcome()
+            for memo in touched.sorted() {
+                try resolve(memo: memo, rules: rules, now: now, outcome: &outcome, db)
+            }
+            try db.execute(sql: "INSERT OR REPLACE INTO remoteDevice (device, applied, lastHash) VALUES (?, ?, ?)",
+                           arguments: [segment.device, segment.number, segment.hash])
+            try noteConflictsMergedElsewhere(in: segment.revisions, rules: rules, now: now, db)
+            if !outcome.changedMemos.isEmpty { _ = try countVisibleChange(db) }
+            return outcome
+        }
+    }
+
+    /// Forgets how far `device` was read, so that it is read again from its first segment.
+    public func forgetReadPosition(of device: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM remoteDevice WHERE device = ?", arguments: [device]) }
+    }
+
+    /// Lists the conflicts that other devices merged: a merge revision whose losing parent has a
+    /// conflict copy here (the merge and the copy travel together, so both are known by now).
+    private func noteConflictsMergedElsewhere(in revisions: [Revision], rules: some RevisionRules, now: Int64,
+                                              _ db: Database) throws {
+        for merge in revisions where merge.parents.count == 2 {
+            for losing in merge.parents {
+                let copy = rules.conflictCopyID(memo: merge.memo, losing: losing)
+                guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM revision WHERE memo = ?)"),
+                                        arguments: [copy]) == true else { continue }
+                try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",
+                               arguments: [copy, merge.memo, now])
+            }
+        }
+    }
+
+    // MARK: Resolving one memo
+
+    /// Brings `memo` to the merge of its head and every newer revision known here whose history is
+    /// complete; a memo with revisions still missing parents waits for a later pull.
+    private func resolve(memo id: String, rules: some RevisionRules, now: Int64, outcome: inout PullOutcome,
+                         _ db: Database) throws {
+        let local = try StoredMemo.fetchOne(db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ?"), arguments: [id])
+        // An import still adding this memo owns it until it finishes.
+        if local?.importBatch != nil { return }
+        let head = try local.map { try pack($0, rules: rules, db) } ?? Self.head(of: id, db)?.revision
+        var parents: [String: [String]] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, parents FROM revision WHERE memo = ?"), arguments: [id]) {
+            let list: String = row["parents"]
+            parents[row["id"]] = list.isEmpty ? [] : list.split(separator: ",").map(String.init)
+        }
+        var graph = RevisionGraph(parents: parents)
+        var current = head
+        for leaf in graph.leaves() where leaf != current {
+            guard let base = current, !graph.ancestry(of: base).contains(leaf) else {
+                if current == nil { current = leaf }
+                continue
+            }
+            if graph.ancestry(of: leaf).contains(base) {
+                current = leaf
+                continue
+            }
+            let merged = try merge(memo: id, base, leaf, graph: &graph, rules: rules, now: now, outcome: &outcome, db)
+            parents[merged] = [base, leaf].sorted()
+            graph = RevisionGraph(parents: parents)
+            current = merged
+        }
+        let waiting = parents.keys.contains { !graph.isComplete($0) }
+        try db.execute(sql: waiting ? "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)" : "DELETE FROM waitingMemo WHERE memo = ?",
+                       arguments: [id])
+        guard let current, current != head, let revision = try Revision.fetch(id: current, db) else { return }
+        if try adopt(revision, over: local, db) { outcome.changedMemos.insert(id) }
+    }
+
+    /// Makes the merge revision of the concurrent revisions `a` and `b`, and the conflict copy if the
+    /// merge needs one; returns the merge revision's id.
+    private func merge(memo: String, _ a: String, _ b: String, graph: inout RevisionGraph, rules: some RevisionRules,
+                       now: Int64, outcome: inout PullOutcome, _ db: Database) throws -> String {
+        guard let left = try Revision.fetch(id: min(a, b), db), let right = try Revision.fetch(id: max(a, b), db) else {
+            throw StoreError.writeFailed("a revision of memo \(memo) is missing")
+        }
+        // With several candidate bases, the first that merges cleanly: a conflict against one base can
+        // be an edit the other side has already seen through the other.
+        let bases: [RevisionContent?] = try graph.mergeBases(left.id, right.id).compactMap { try Revision.fetch(id: $0, db)?.content }
+        let results = (bases.isEmpty ? [nil] : bases).lazy.map { rules.merge(memo: memo, left, right, base: $0) }
+        let result = results.first { $0.conflictCopy == nil } ?? results.first!
+        let parents = [left.id, right.id]
+        let merged = Revision(id: rules.revisionID(memo: memo, parents: parents, content: result.content),
+                              memo: memo, parents: parents, content: result.content)
+        if let copy = result.conflictCopy {
+            // The copy goes first, so that it is published no later than the merge: a device that
+            // reads the merge knows the copy by then, and lists the conflict too.
+            let copyRevision = Revision(id: rules.revisionID(memo: copy.memo, parents: [], content: copy.content),
+                                        memo: copy.memo, parents: [], content: copy.content)
+            try copyRevision.insert(segment: nil, db)
+            try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",
+                           arguments: [copy.memo, memo, now])
+            outcome.conflicts += 1
+            try resolve(memo: copy.memo, rules: rules, now: now, outcome: &outcome, db)
+        }
+        try merged.insert(segment: nil, db)
+        return merged.id
+    }
+
+    /// Makes the memo what `revision` says, as one more version of it; returns whether that changed
+    /// anything a front end sees.
+    private func adopt(_ revision: Revision, over local: StoredMemo?, _ db: Database) throws -> Bool {
+        let seq = try Self.nextSeq(db)
+        if var memo = local {
+            // A live memo moves in the list even when only its date changes; a tombstone stays unseen.
+            let visible = !(memo.deleted && revision.content.deleted)
+            cacheRemove(memo)
+            if let text = revision.content.text {
+                memo.setText(text)
+                memo.deleted = false
+            } else {
+                memo.deleted = true
+                memo.indexed = false
+            }
+            memo.createdAt = revision.content.createdAt
+            memo.modifiedAt = revision.content.modifiedAt
+            memo.version += 1
+            memo.seq = seq
+            try memo.update(db)
+            if !memo.deleted { try cacheInsert(memo, db) }
+            try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
+            return visible
+        }
+        guard let text = revision.content.text else {
+            // A memo this device never had, deleted elsewhere: only its history is kept.
+            try Self.setHead(of: revision.memo, to: revision.id, seq: 0, db)
+            return false
+        }
+        var memo = StoredMemo(id: revision.memo, text: text, createdAt: revision.content.createdAt,
+                              modifiedAt: revision.content.modifiedAt, seq: seq)
+        try memo.insert(db)
+        try cacheInsert(memo, db)
+        try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
+        return true
+    }
+}

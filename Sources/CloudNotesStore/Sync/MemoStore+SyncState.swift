@@ -1,0 +1,101 @@
+import GRDB
+
+// MARK: - Sync state
+
+/// Where this store stands with its remote: kept in the store, so that it survives restarts.
+public struct SyncState: Sendable, Hashable {
+    /// This store's device id on every remote (32 hex digits).
+    public var device: String
+    /// The remote's URL (never with credentials), or nil when the store does not sync.
+    public var remote: String?
+    /// How many segments this device has published on the remote.
+    public var published: Int64
+    /// The SHA-256 of the last published segment ("" when none).
+    public var publishedHash: String
+    /// When the last sync finished (milliseconds since the epoch), and why it failed, if it did.
+    public var lastSyncAt: Int64?
+    public var lastError: String?
+}
+
+/// A conflict that sync kept both sides of: the memo, and the copy holding the other side's text.
+public struct SyncConflict: Sendable, Hashable {
+    public var memo: String
+    public var copy: String
+    public var at: Int64
+}
+
+extension MemoStore {
+    public func syncState() throws -> SyncState {
+        try writer.read { db in try Self.syncState(db) }
+    }
+
+    static func syncState(_ db: Database) throws -> SyncState {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM syncState")) else {
+            throw StoreError.writeFailed("the store has no sync state")  // the migration makes it: unreachable
+        }
+        return SyncState(
+            device: row["device"], remote: row["remote"], published: row["published"],
+            publishedHash: row["publishedHash"], lastSyncAt: row["lastSyncAt"], lastError: row["lastError"])
+    }
+
+    /// Sets the remote. A different remote holds none of what this device published or read, so
+    /// everything is published anew there and every device there is read from its start; with
+    /// `republish`, also on the same remote (after it lost what this device published).
+    public func setRemote(_ remote: String?, republish: Bool = false) throws {
+        try write { db in
+            let current = try Self.syncState(db).remote
+            guard republish || current != remote else { return }
+            try db.execute(sql: """
+                UPDATE syncState SET remote = ?, published = 0, publishedHash = '', lastSyncAt = NULL, lastError = NULL;
+                UPDATE revision SET segment = NULL WHERE segment IS NOT NULL;
+                DELETE FROM remoteDevice;
+                """, arguments: [remote])
+        }
+    }
+
+    /// Takes a new device id, when another store publishes under this one's (a copied store file).
+    ///
+    /// What was published under the old id stays there, readable by all; what was not is published
+    /// anew under the new id, from its first segment.
+    public func adoptNewDevice(_ device: String) throws {
+        try write { db in
+            try db.execute(sql: """
+                UPDATE revision SET segment = 0 WHERE segment > 0 AND segment <= (SELECT published FROM syncState);
+                UPDATE revision SET segment = NULL WHERE segment > 0;
+                UPDATE syncState SET device = ?, published = 0, publishedHash = '';
+                """, arguments: [device])
+        }
+    }
+
+    /// Notes the end of a sync: when, and its error if it failed (nil clears the last one).
+    public func recordSyncEnd(at time: Int64, error: String?) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE syncState SET lastSyncAt = coalesce(?, lastSyncAt), lastError = ?",
+                           arguments: [error == nil ? time : nil, error])
+        }
+    }
+
+    /// How many memos have changes this device has not published yet.
+    public func unpublishedMemoCount() throws -> Int {
+        try writer.read { db in
+            try Int.fetchOne(db, sql: """
+                SELECT count(*) FROM (
+                    SELECT memo FROM revision WHERE segment IS NULL
+                    UNION
+                    SELECT m.id FROM memo m LEFT JOIN memoHead h ON h.memo = m.id
+                    WHERE m.seq > (SELECT packedSeq FROM syncState) AND m.importBatch IS NULL
+                      AND (h.seq IS NULL OR h.seq != m.seq) AND NOT (m.deleted AND h.memo IS NULL))
+                """) ?? 0
+        }
+    }
+
+    /// The conflicts whose copy is still there (deleting the copy settles one).
+    public func openConflicts() throws -> [SyncConflict] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT c.memo, c.copy, c.at FROM syncConflict c JOIN memo m ON m.id = c.copy
+                WHERE m.deleted = 0 ORDER BY c.at, c.copy
+                """).map { SyncConflict(memo: $0["memo"], copy: $0["copy"], at: $0["at"]) }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+
+// MARK: - Revisions
+
+/// One state of one memo in the sync history: its text (or a tombstone) and the revisions it follows.
+///
+/// Revisions are immutable and content-addressed (see protocol/sync.md): two devices that make the same
+/// revision give it the same id, which is what lets them converge.
+public struct Revision: Sendable, Hashable {
+    public var id: String
+    public var memo: String
+    /// Zero, one or two revision ids, sorted.
+    public var parents: [String]
+    public var content: RevisionContent
+
+    public init(id: String, memo: String, parents: [String], content: RevisionContent) {
+        self.id = id
+        self.memo = memo
+        self.parents = parents.sorted()
+        self.content = content
+    }
+}
+
+/// What a revision says a memo is.
+public struct RevisionContent: Sendable, Hashable {
+    /// Nil in a tombstone.
+    public var text: String?
+    public var createdAt: Int64
+    public var modifiedAt: Int64
+
+    public var deleted: Bool { text == nil }
+
+    public init(text: String?, createdAt: Int64, modifiedAt: Int64) {
+        self.text = text
+        self.createdAt = createdAt
+        self.modifiedAt = modifiedAt
+    }
+}
+
+/// The rules that make revisions: their content addresses and how two concurrent ones merge.
+///
+/// The store keeps the history and walks it; the rules (hashing, the text merge) belong to sync.
+public protocol RevisionRules: Sendable {
+    /// The content address of a revision of `memo` with these parents and content.
+    func revisionID(memo: String, parents: [String], content: RevisionContent) -> String
+    /// Merges two concurrent revisions' contents, given their common ancestor's (nil when none).
+    /// Must depend on nothing but its arguments, and be symmetric in `a` and `b`.
+    func merge(memo: String, _ a: Revision, _ b: Revision, base: RevisionContent?) -> MergeResult
+    /// The id of the conflict copy a merge of `memo` makes when revision `losing` loses.
+    func conflictCopyID(memo: String, losing: String) -> String
+}
+
+/// The outcome of merging two concurrent revisions.
+public struct MergeResult: Sendable, Hashable {
+    public var content: RevisionContent
+    /// When the texts conflicted: the side that lost, kept as a new memo beside this one.
+    public var conflictCopy: ConflictCopy?
+
+    public init(content: RevisionContent, conflictCopy: ConflictCopy? = nil) {
+        self.content = content
+        self.conflictCopy = conflictCopy
+    }
+}
+
+/// A new memo holding the text that lost a conflict, so that no edit is lost.
+public struct ConflictCopy: Sendable, Hashable {
+    public var memo: String
+    public var content: RevisionContent
+
+    public init(memo: String, content: RevisionContent) {
+        self.memo = memo
+        self.content = content
+    }
+}
+
+// MARK: - Rows
+
+extension Revision {
+    /// The columns of table `revision` that make a revision (not where it was published).
+    static let columns = "id, memo, parents, deleted, text, createdAt, modifiedAt"
+
+    init(row: Row) {
+        let parents: String = row["parents"]
+        let deleted: Bool = row["deleted"]
+        let text: Data? = deleted ? nil : row["text"]
+        self.init(
+            id: row["id"], memo: row["memo"],
+            parents: parents.isEmpty ? [] : parents.split(separator: ",").map(String.init),
+            content: RevisionContent(
+                text: text.map { String(decoding: $0, as: UTF8.self) },
+                createdAt: row["createdAt"], modifiedAt: row["modifiedAt"]))
+    }
+
+    /// Inserts the revision unless it is known; `segment` nil marks it for publishing, 0 as read from the remote.
+    /// Returns whether it was new.
+    @discardableResult
+    func insert(segment: Int64?, _ db: Database) throws -> Bool {
+        try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt, segment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                id, memo, parents.joined(separator: ","), content.deleted, content.text.map { Data($0.utf8) },
+                content.createdAt, content.modifiedAt, segment,
+            ])
+        return db.changesCount > 0
+    }
+
+    static func fetch(id: String, _ db: Database) throws -> Revision? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM revision WHERE id = ?"), arguments: [id])
+            .map(Revision.init(row:))
+    }
+}

@@ -1,0 +1,162 @@
+import CloudNotesStore
+import Foundation
+
+// MARK: - Remote layout (format 1)
+
+/// Where things are on a remote, and how heads and segments are written: protocol/sync.md.
+enum RemoteLayout {
+    static let format = 1
+    static let markerPath = "cloudnotes-sync.json"
+    static let devicesPath = "devices"
+
+    static func devicePath(_ device: String) -> String { "\(devicesPath)/\(device)" }
+    static func headPath(_ device: String) -> String { "\(devicePath(device))/head.json" }
+    static func segmentsPath(_ device: String) -> String { "\(devicePath(device))/segments" }
+    static func segmentPath(_ device: String, _ number: Int64) -> String {
+        let digits = String(number)
+        return "\(segmentsPath(device))/\(String(repeating: "0", count: max(0, 12 - digits.count)))\(digits).jsonl"
+    }
+
+    /// Whether a name under `devices/` is a device id (32 lowercase hex digits).
+    static func isDeviceID(_ name: String) -> Bool {
+        name.utf8.count == 32 && name.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        // Sorted keys: a segment recorded once must be written byte for byte the same on every retry.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}
+
+// MARK: - Marker
+
+/// The file that says a folder or collection is a CloudNotes remote, and in which format.
+struct RemoteMarker: Codable, Equatable {
+    var format: String
+    var version: Int
+    static let current = RemoteMarker(format: "cloudnotes-sync", version: RemoteLayout.format)
+}
+
+// MARK: - Head
+
+/// A device's head: how many segments it has published, and the hash of the last one.
+struct DeviceHead: Codable, Equatable {
+    var format: Int
+    var device: String
+    var segments: Int64
+    var last: String
+
+    init(device: String, segments: Int64, last: String) {
+        self.format = RemoteLayout.format
+        self.device = device
+        self.segments = segments
+        self.last = last
+    }
+
+    func encoded() throws -> Data { try RemoteLayout.encoder.encode(self) + Data("\n".utf8) }
+
+    static func decode(_ data: Data, device: String) throws -> DeviceHead {
+        guard let head = try? JSONDecoder().decode(DeviceHead.self, from: data), head.device == device,
+              head.format == RemoteLayout.format, head.segments >= 0
+        else { throw SyncError.corruptRemote("the head of device \(device) is unreadable or of an unknown format") }
+        return head
+    }
+}
+
+// MARK: - Segments
+
+/// The first line of a segment.
+struct SegmentHeader: Codable, Equatable {
+    var format: Int
+    var device: String
+    var number: Int64
+    var previous: String
+    var revisions: Int
+}
+
+/// One revision, as a line of a segment.
+struct RevisionLine: Codable, Equatable {
+    var id: String
+    var memo: String
+    var parents: [String]
+    var deleted: Bool
+    var text: String?
+    var createdAt: Int64
+    var modifiedAt: Int64
+
+    init(_ revision: Revision) {
+        id = revision.id
+        memo = revision.memo
+        parents = revision.parents
+        deleted = revision.content.deleted
+        text = revision.content.text
+        createdAt = revision.content.createdAt
+        modifiedAt = revision.content.modifiedAt
+    }
+
+    var revision: Revision {
+        Revision(id: id, memo: memo, parents: parents,
+                 content: RevisionContent(text: deleted ? nil : (text ?? ""), createdAt: createdAt, modifiedAt: modifiedAt))
+    }
+}
+
+/// A segment read back and checked: what its header says came before it, and its revisions.
+struct DecodedSegment {
+    var previous: String
+    var hash: String
+    var revisions: [Revision]
+}
+
+enum SegmentFile {
+    /// The bytes of segment `segment.number` of `device`, following the segment whose hash is `previous`.
+    static func encode(_ segment: OutgoingSegment, device: String, previous: String) throws -> Data {
+        let header = SegmentHeader(format: RemoteLayout.format, device: device, number: segment.number,
+                                   previous: previous, revisions: segment.revisions.count)
+        var data = try RemoteLayout.encoder.encode(header) + Data("\n".utf8)
+        for revision in segment.revisions {
+            data += try RemoteLayout.encoder.encode(RevisionLine(revision)) + Data("\n".utf8)
+        }
+        return data
+    }
+
+    /// Reads segment `number` of `device`, refusing one that is cut short, of another device or number,
+    /// or holding a revision whose id does not match its content.
+    static func decode(_ data: Data, device: String, number: Int64, rules: SyncRules) throws -> DecodedSegment {
+        func corrupt(_ why: String) -> SyncError {
+            .corruptRemote("segment \(number) of device \(device) \(why)")
+        }
+        guard data.last == UInt8(ascii: "\n") else { throw corrupt("is cut short") }
+        let lines = data.dropLast().split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let decoder = JSONDecoder()
+        guard let first = lines.first, let header = try? decoder.decode(SegmentHeader.self, from: Data(first)),
+              header.format == RemoteLayout.format
+        else { throw corrupt("has no readable header") }
+        guard header.device == device, header.number == number else { throw corrupt("is not what its name says") }
+        guard header.revisions == lines.count - 1 else { throw corrupt("is cut short") }
+        var revisions: [Revision] = []
+        revisions.reserveCapacity(header.revisions)
+        for line in lines.dropFirst() {
+            guard let revision = try? decoder.decode(RevisionLine.self, from: Data(line)).revision,
+                  MemoIDFormat.isMemoID(revision.memo), revision.parents.count <= 2,
+                  rules.revisionID(memo: revision.memo, parents: revision.parents, content: revision.content) == revision.id
+            else { throw corrupt("holds a revision that does not match its id") }
+            revisions.append(revision)
+        }
+        return DecodedSegment(previous: header.previous, hash: SyncRules.sha256(data), revisions: revisions)
+    }
+}
+
+/// Memo ids as the store keeps them: lowercase UUIDs.
+enum MemoIDFormat {
+    static func isMemoID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard bytes.count == 36 else { return false }
+        return bytes.enumerated().allSatisfy { index, byte in
+            [8, 13, 18, 23].contains(index)
+                ? byte == UInt8(ascii: "-")
+                : (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)
+        }
+    }
+}

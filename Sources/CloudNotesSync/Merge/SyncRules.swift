@@ -1,0 +1,80 @@
+import CloudNotesStore
+import Crypto
+import Foundation
+
+// MARK: - The rules of format 1
+
+/// Content addresses and merges as protocol/sync.md defines them for format 1.
+///
+/// Every function here depends on its arguments only: two devices that meet the same revisions make
+/// the same merge, with the same id, whichever of them merges and in whichever order it heard of them.
+public struct SyncRules: RevisionRules {
+    public init() {}
+
+    public func revisionID(memo: String, parents: [String], content: RevisionContent) -> String {
+        var fields = "cloudnotes-revision-1\n\(memo)\n\(parents.sorted().joined(separator: ","))\n"
+        fields += "\(content.deleted ? "d" : "l")\n\(content.createdAt)\n\(content.modifiedAt)\n"
+        fields += content.text ?? ""
+        return String(Self.sha256(fields).prefix(32))
+    }
+
+    public func merge(memo: String, _ a: Revision, _ b: Revision, base: RevisionContent?) -> MergeResult {
+        let (left, right) = a.id < b.id ? (a, b) : (b, a)
+        let createdAt = min(left.content.createdAt, right.content.createdAt)
+        let modifiedAt = max(left.content.modifiedAt, right.content.modifiedAt)
+        func result(_ text: String?) -> MergeResult {
+            MergeResult(content: RevisionContent(text: text, createdAt: createdAt, modifiedAt: modifiedAt))
+        }
+        switch (left.content.text, right.content.text) {
+        case (nil, nil):
+            return result(nil)
+        case (nil, let text?), (let text?, nil):
+            // A delete never beats an edit it did not see.
+            let edited = base?.text != text
+            return result(edited ? text : nil)
+        case (let leftText?, let rightText?):
+            switch TextMerge.merge(base: base?.text ?? "", ours: leftText, theirs: rightText) {
+            case .merged(let text):
+                return result(text)
+            case .conflict:
+                let (winner, loser) = Self.laterFirst(left, right)
+                var merged = result(winner.content.text)
+                merged.conflictCopy = conflictCopy(of: memo, losing: loser)
+                return merged
+            }
+        }
+    }
+
+    /// The copy that keeps a losing side's text: a new memo whose id and content every device derives alike.
+    func conflictCopy(of memo: String, losing: Revision) -> ConflictCopy {
+        let dated = losing.content.modifiedAt
+        return ConflictCopy(memo: conflictCopyID(memo: memo, losing: losing.id), content: RevisionContent(
+            text: Self.conflictCopyPrefix + (losing.content.text ?? ""), createdAt: dated, modifiedAt: dated))
+    }
+
+    public func conflictCopyID(memo: String, losing: String) -> String {
+        let hex = Array(Self.sha256("cloudnotes-conflict-1\n\(memo)\n\(losing)\n").prefix(32))
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
+    }
+
+    /// What a conflict copy's text starts with, so that the list shows it for what it is.
+    public static let conflictCopyPrefix = "Conflict copy: "
+
+    /// The revision with the later change first; the greater id first when they were made at the same moment.
+    static func laterFirst(_ a: Revision, _ b: Revision) -> (Revision, Revision) {
+        (a.content.modifiedAt, a.id) > (b.content.modifiedAt, b.id) ? (a, b) : (b, a)
+    }
+
+    // MARK: Hashing
+
+    /// The SHA-256 of the UTF-8 of `text`, in lowercase hex.
+    static func sha256(_ text: String) -> String { sha256(Array(text.utf8)) }
+
+    /// The SHA-256 of `bytes`, in lowercase hex.
+    public static func sha256<Bytes: DataProtocol>(_ bytes: Bytes) -> String {
+        SHA256.hash(data: bytes).map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
+        }.joined()
+    }
+}

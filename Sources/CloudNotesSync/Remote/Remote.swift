@@ -1,0 +1,87 @@
+import Foundation
+
+// MARK: - Remotes
+
+/// Storage that sync reads and writes files in: a folder or a WebDAV collection. Paths are relative
+/// to the remote's root and use `/`.
+///
+/// Sync needs no locking, no conditional writes and no rename from a remote: each path has one writer
+/// (see protocol/sync.md).
+public protocol Remote: Sendable {
+    /// The remote's URL as shown to the user (never with credentials).
+    var displayURL: String { get }
+    /// The file's bytes, or nil when there is no such file.
+    func read(_ path: String) async throws -> Data?
+    /// Writes the file whole, replacing it, and making the folders above it if missing; a reader sees
+    /// the old bytes or the new ones, never a part.
+    func write(_ path: String, _ data: Data) async throws
+    /// Makes the folder and the folders above it, if missing.
+    func makeFolder(_ path: String) async throws
+    /// The names in the folder; empty when there is no such folder.
+    func list(_ path: String) async throws -> [String]
+    /// How many requests this remote has made (for the cost of a sync).
+    var requestCount: Int { get }
+}
+
+// MARK: - Opening one
+
+/// Opens the remote `url` names: `file:///path` or `http(s)://…`.
+///
+/// A WebDAV request gives up after `CLOUDNOTES_REMOTE_TIMEOUT` seconds (default 30).
+public func openRemote(_ url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any Remote {
+    let remoteURL = try RemoteURL(url)
+    switch remoteURL.kind {
+    case .folder(let path):
+        return try FolderRemote(path: path)
+    case .webDAV(let base):
+        let configured = environment["CLOUDNOTES_REMOTE_TIMEOUT"].flatMap(Double.init)
+        let seconds = configured.map { $0 > 0 && $0.isFinite ? $0 : 30 } ?? 30
+        return WebDAVRemote(base: base, credentials: Credentials.find(for: base, environment: environment),
+                            timeout: .milliseconds(Int64(seconds * 1000)))
+    }
+}
+
+/// A remote URL, checked: one of the schemes sync speaks, and no credentials in it.
+public struct RemoteURL: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case folder(String)
+        /// The collection's URL, ending in `/`.
+        case webDAV(URL)
+    }
+
+    public let kind: Kind
+    /// The URL as the store records it.
+    public let normalized: String
+
+    public init(_ text: String) throws {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+            throw SyncError.badRemote("the remote must be a URL: file:///path/to/folder, http:// or https://")
+        }
+        // Refused before anything else, and never repeated back: the text holds a password.
+        if components.user != nil || components.password != nil {
+            throw SyncError.badRemote(
+                "put no credentials in the remote URL; set CLOUDNOTES_REMOTE_USER and CLOUDNOTES_REMOTE_PASSWORD, or use a netrc file")
+        }
+        switch scheme {
+        case "file":
+            guard components.host?.isEmpty ?? true, !components.path.isEmpty, components.path.hasPrefix("/") else {
+                throw SyncError.badRemote("a folder remote is file:///absolute/path, not \(text)")
+            }
+            let path = components.path.count > 1 && components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
+            kind = .folder(path)
+            normalized = "file://" + path
+        case "http", "https":
+            guard let host = components.host, !host.isEmpty, components.query == nil, components.fragment == nil else {
+                throw SyncError.badRemote("a WebDAV remote is http(s)://host/path/ with no query, not \(text)")
+            }
+            var collection = components
+            collection.scheme = scheme
+            if !collection.path.hasSuffix("/") { collection.path += "/" }
+            guard let url = collection.url else { throw SyncError.badRemote("\(text) is not a URL") }
+            kind = .webDAV(url)
+            normalized = url.absoluteString
+        default:
+            throw SyncError.badRemote("remotes are file:// folders or http(s):// WebDAV collections, not \(scheme):")
+        }
+    }
+}

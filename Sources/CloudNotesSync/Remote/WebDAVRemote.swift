@@ -1,0 +1,172 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+// MARK: - WebDAV remote
+
+/// A remote in a WebDAV collection (Nextcloud, Apache's mod_dav, nginx, rclone…), through AsyncHTTPClient.
+///
+/// Uses GET, PUT, MKCOL and PROPFIND (depth 1, only to list the devices): nothing a weak server lacks.
+/// Every error names the method, the path and the status, never the credentials.
+public final class WebDAVRemote: Remote {
+    private let base: URL
+    private let authorization: String?
+    private let timeout: TimeAmount
+    private let requests = Atomic<Int>(0)
+    /// The largest file read (a segment holds at most 1 MiB of text, or one memo of at most 16 MiB).
+    private static let largestFile = 64 << 20
+
+    public init(base: URL, credentials: Credentials?, timeout: Duration = .seconds(30)) {
+        self.base = base
+        self.authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
+        self.timeout = .milliseconds(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    public var displayURL: String { base.absoluteString }
+    public var requestCount: Int { requests.load(ordering: .relaxed) }
+
+    public func read(_ path: String) async throws -> Data? {
+        let (status, body) = try await send(.GET, path)
+        switch status.code {
+        case 200: return body
+        case 404, 410: return nil
+        default: throw failure(.GET, path, status)
+        }
+    }
+
+    public func write(_ path: String, _ data: Data) async throws {
+        var (status, _) = try await send(.PUT, path, body: data)
+        if status == .conflict || status == .notFound {  // a missing folder above it: make it, then again
+            try await makeFolder(Self.parent(of: path))
+            (status, _) = try await send(.PUT, path, body: data)
+        }
+        guard (200...299).contains(status.code) else { throw failure(.PUT, path, status) }
+    }
+
+    public func makeFolder(_ path: String) async throws {
+        var made = ""
+        for component in path.split(separator: "/") {
+            made += (made.isEmpty ? "" : "/") + component
+            let (status, _) = try await send(.MKCOL, made + "/")
+            // 405: it exists already (301 when a server redirects to the slash form).
+            guard status == .created || status == .methodNotAllowed || status == .movedPermanently else {
+                throw failure(.MKCOL, made, status)
+            }
+        }
+    }
+
+    public func list(_ path: String) async throws -> [String] {
+        let query = Data(#"<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><prop><resourcetype/></prop></propfind>"#.utf8)
+        let (status, body) = try await send(.PROPFIND, path + "/", body: query, headers: [("Depth", "1"), ("Content-Type", "application/xml")])
+        switch status.code {
+        case 207: return Self.childNames(inMultistatus: body, of: url(path + "/").path)
+        case 404: return []
+        default: throw failure(.PROPFIND, path, status)
+        }
+    }
+
+    // MARK: Requests
+
+    private func send(_ method: HTTPMethod, _ path: String, body: Data? = nil,
+                      headers: [(String, String)] = []) async throws -> (HTTPResponseStatus, Data) {
+        requests.add(1, ordering: .relaxed)
+        var request = HTTPClientRequest(url: url(path).absoluteString)
+        request.method = method
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body {
+            request.body = .bytes(ByteBuffer(bytes: body))
+            request.headers.add(name: "Content-Length", value: String(body.count))
+        }
+        do {
+            // The deadline covers the body too: a server that stalls mid-answer must not hold a sync.
+            let (prepared, timeout) = (request, timeout)
+            let (status, bytes) = try await Self.withDeadline(timeout) {
+                let response = try await Self.client.execute(prepared, timeout: timeout)
+                return (response.status, try await response.body.collect(upTo: Self.largestFile))
+            }
+            if status == .unauthorized || status == .forbidden {
+                throw SyncError.unauthorized(
+                    "the remote refused the credentials (\(status.code) to \(method) \(path)); set CLOUDNOTES_REMOTE_USER and CLOUDNOTES_REMOTE_PASSWORD, or a netrc entry for \(base.host ?? "the host")")
+            }
+            return (status, Data(bytes.readableBytesView))
+        } catch let error as SyncError {
+            throw error
+        } catch is CancellationError {
+            throw SyncError.cancelled
+        } catch {
+            throw SyncError.unreachable("\(method) \(path) on \(displayURL) failed: \(Self.describe(error))")
+        }
+    }
+
+    /// The HTTP client of every WebDAV remote. A refused connection fails the request at once: the
+    /// default retries it until the deadline, so an unreachable server would hold a sync for its timeout.
+    private static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    /// Runs `body`, giving up with a timeout once `limit` has passed.
+    private static func withDeadline<T: Sendable>(_ limit: TimeAmount, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .nanoseconds(limit.nanoseconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw HTTPClientError.deadlineExceeded }
+            return value
+        }
+    }
+
+    private func url(_ path: String) -> URL {
+        let escaped = path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? String($0) }
+            .joined(separator: "/")
+        return URL(string: escaped, relativeTo: base)?.absoluteURL ?? base
+    }
+
+    private func failure(_ method: HTTPMethod, _ path: String, _ status: HTTPResponseStatus) -> SyncError {
+        .unreachable("the remote answered \(status.code) \(status.reasonPhrase) to \(method) \(path)")
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timed out"
+            case .remoteConnectionClosed: return "the connection was closed"
+            default: return String(describing: error)
+            }
+        }
+        // NIO's connection errors read "connection reset (error set): Connection refused (errno: 111)".
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
+    }
+
+    static func parent(of path: String) -> String {
+        path.split(separator: "/").dropLast().joined(separator: "/")
+    }
+
+    /// The names of the members in a PROPFIND multistatus answer, but the folder itself.
+    ///
+    /// Only `href` elements are read, whatever their namespace prefix (`D:`, `d:`, `lp1:` or none):
+    /// servers differ there, and nothing else of the answer is needed.
+    static func childNames(inMultistatus body: Data, of folder: String) -> [String] {
+        let text = String(decoding: body, as: UTF8.self)
+        let pattern = #/<(?:[A-Za-z0-9]+:)?href[^>]*>([^<]*)</(?:[A-Za-z0-9]+:)?href>/#
+        let folderPath = folder.hasSuffix("/") ? folder : folder + "/"
+        return text.matches(of: pattern).compactMap { match in
+            var href = String(match.1).trimmingCharacters(in: .whitespaces)
+            if let url = URL(string: href), url.host != nil { href = url.path }
+            href = href.removingPercentEncoding ?? href
+            if href.hasSuffix("/") { href.removeLast() }
+            guard href.count > folderPath.count - 1, href != String(folderPath.dropLast()) else { return nil }
+            return href.split(separator: "/").last.map(String.init)
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import CloudNotesStore
+import Foundation
+import Logging
+
+// MARK: - Sync
+
+/// How far a sync has come, for `$/progress` and the shell's progress line.
+public struct SyncProgress: Sendable, Hashable {
+    public var message: String
+    /// 0...100 when the amount of work is known.
+    public var percentage: Int?
+}
+
+/// What a sync did.
+public struct SyncReport: Sendable, Hashable {
+    /// Memos that changed here because of other devices' edits.
+    public var changedMemos: Int { changed.count }
+    var changed = Set<String>()
+    /// Conflicts met, each kept as a conflict copy.
+    public var conflicts = 0
+    /// Revisions this device published.
+    public var publishedRevisions = 0
+    /// Requests made to the remote.
+    public var requests = 0
+    public init() {}
+}
+
+/// One sync of a store with its remote: publish what changed here, apply what changed elsewhere.
+///
+/// Every step is safe to interrupt (a crash, a cut connection, a cancel): the store and the remote
+/// are consistent after each one, and the next sync carries on (see protocol/sync.md, "Writing").
+/// Syncs of one store never overlap, not even from two processes: they take turns on a lock file.
+public struct SyncEngine: Sendable {
+    /// The store, opened for sync alone: other connections (the server's split view) see sync's
+    /// changes as changes made elsewhere and announce them to their front ends.
+    let store: MemoStore
+    let remote: any Remote
+    let logger: Logger
+    let now: @Sendable () -> Int64
+    let rules = SyncRules()
+
+    /// The most text, and the most revisions, in one segment (a longer memo makes a segment alone).
+    static let segmentBytes = 1 << 20
+    static let segmentRevisions = 1000
+
+    public init(store: MemoStore, remote: any Remote, logger: Logger, now: @escaping @Sendable () -> Int64 = currentTime) {
+        self.store = store
+        self.remote = remote
+        self.logger = logger
+        self.now = now
+    }
+
+    /// Milliseconds since the epoch.
+    @Sendable public static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// Syncs once, and records when it ended and why it failed, if it did.
+    public func sync(progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws -> SyncReport {
+        let lock = try await SyncLock.acquire(for: store.path)
+        defer { withExtendedLifetime(lock) {} }
+        let requestsBefore = remote.requestCount
+        do {
+            var report = try await run(progress: progress)
+            report.requests = remote.requestCount - requestsBefore
+            try store.recordSyncEnd(at: now(), error: nil)
+            logger.info("sync done", metadata: [
+                "changed": "\(report.changedMemos)", "conflicts": "\(report.conflicts)",
+                "published": "\(report.publishedRevisions)", "requests": "\(report.requests)",
+            ])
+            return report
+        } catch {
+            let error = Self.syncError(error)
+            try? store.recordSyncEnd(at: now(), error: error.description)
+            logger.warning("sync failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    private func run(progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> SyncReport {
+        // Own head first: a remote that lost this device's history must be left as it was found.
+        let state = try await settleOwnHead(try store.syncState())
+        try await checkMarker()
+        try Task.checkCancellation()
+        progress(SyncProgress(message: "Looking for changes made here", percentage: nil))
+        _ = try store.packLocalChanges(rules: rules)
+        var report = SyncReport()
+        for device in try await otherDevices(than: state.device) {
+            try await pull(device, into: &report, progress: progress)
+        }
+        // Edits made while reading, and merges, go out in this same sync.
+        _ = try store.packLocalChanges(rules: rules)
+        try await publish(into: &report, progress: progress)
+        return report
+    }
+
+    /// Any error met during a sync, as a `SyncError`.
+    public static func syncError(_ error: any Error) -> SyncError {
+        switch error {
+        case let error as SyncError: error
+        case is CancellationError: .cancelled
+        case StoreError.cancelled: .cancelled
+        default: .unreachable("the store failed during sync: \(error)")
+        }
+    }
+
+    // MARK: The remote's marker
+
+    /// Marks a new remote as a CloudNotes remote, and refuses one in a format this version cannot read.
+    private func checkMarker() async throws {
+        guard let data = try await remote.read(RemoteLayout.markerPath) else {
+            try await remote.write(RemoteLayout.markerPath, try RemoteLayout.encoder.encode(RemoteMarker.current) + Data("\n".utf8))
+            return
+        }
+        guard let marker = try? JSONDecoder().decode(RemoteMarker.self, from: data), marker.format == RemoteMarker.current.format else {
+            throw SyncError.corruptRemote("\(RemoteLayout.markerPath) is not a CloudNotes remote's marker")
+        }
+        guard marker.version <= RemoteMarker.current.version else {
+            throw SyncError.corruptRemote("the remote is in format \(marker.version), written by a newer CloudNotes; upgrade cloudnotes")
+        }
+    }
+
+    // MARK: This device's head
+
+    /// Compares this device's head on the remote with what the store says was published, and settles
+    /// the difference: a publication a crash cut short is recorded, another store publishing under
+    /// this device's id makes this one take a new id, and a remote that lost this device's history
+    /// stops the sync before anything is changed.
+    private func settleOwnHead(_ state: SyncState) async throws -> SyncState {
+        guard let data = try await remote.read(RemoteLayout.headPath(state.device)) else {
+            guard state.published == 0 else { throw lostHistory(state) }
+            return state
+        }
+        let head = try DeviceHead.decode(data, device: state.device)
+        if head.segments == state.published, head.last == state.publishedHash { return state }
+        if head.segments < state.published { throw lostHistory(state) }
+        if head.segments == state.published + 1,
+           let recorded = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: Self.segmentRevisions),
+           recorded.number == head.segments,
+           SyncRules.sha256(try SegmentFile.encode(recorded, device: state.device, previous: state.publishedHash)) == head.last {
+            // The last sync published the segment and its head, then stopped before recording it.
+            try store.markPublished(number: recorded.number, hash: head.last)
+            return try store.syncState()
+        }
+        let device = Self.newDeviceID()
+        logger.warning("another store publishes under this store's device id (was the store file copied?); taking a new one",
+                       metadata: ["old": "\(state.device)", "new": "\(device)"])
+        try store.adoptNewDevice(device)
+        return try store.syncState()
+    }
+
+    private func lostHistory(_ state: SyncState) -> SyncError {
+        .remoteLostHistory("""
+            the remote \(remote.displayURL) does not hold the \(state.published) segments this store published there \
+            (is it empty, unmounted, or another remote?); nothing was changed. To publish everything anew there, \
+            run: cloudnotes sync --remote \(remote.displayURL) --republish
+            """)
+    }
+
+    static func newDeviceID() -> String {
+        (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    // MARK: Reading other devices
+
+    private func otherDevices(than device: String) async throws -> [String] {
+        try await remote.list(RemoteLayout.devicesPath).filter { RemoteLayout.isDeviceID($0) && $0 != device }.sorted()
+    }
+
+    /// Applies the segments of `device` this store has not applied yet, in order. Each is applied only
+    /// once the next one (or the head) confirms its hash, so a damaged segment is never applied.
+    ///
+    /// A device whose history no longer continues what was read of it has published it anew (after
+    /// its remote lost it): it is read again from its first segment; what was applied already is known
+    /// by its revisions' ids and changes nothing.
+    private func pull(_ device: String, into report: inout SyncReport,
+                      progress: @escaping @Sendable (SyncProgress) -> Void) async throws {
+        // A device listed without a head is publishing its first segment right now.
+        guard let data = try await remote.read(RemoteLayout.headPath(device)) else { return }
+        let head = try DeviceHead.decode(data, device: device)
+        var position = try store.readPosition(of: device)
+        if head.segments < position.applied || (head.segments == position.applied && head.last != position.lastHash) {
+            position = try restartReading(device)
+        }
+        guard head.segments > position.applied else { return }
+        if try await !pull(device, head: head, from: position, into: &report, progress: progress) {
+            _ = try await pull(device, head: head, from: try restartReading(device), into: &report, progress: progress)
+        }
+    }
+
+    private func restartReading(_ device: String) throws -> ReadPosition {
+        logger.notice("a device published its history anew; reading it again", metadata: ["device": "\(device)"])
+        try store.forgetReadPosition(of: device)
+        return ReadPosition(applied: 0, lastHash: "")
+    }
+
+    /// Reads and applies segments after `position` up to the head; false when the first of them does
+    /// not continue what was read (the device published its history anew).
+    private func pull(_ device: String, head: DeviceHead, from position: ReadPosition, into report: inout SyncReport,
+                      progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> Bool {
+        var waiting: (number: Int64, segment: DecodedSegment)?
+        for number in (position.applied + 1)...head.segments {
+            try Task.checkCancellation()
+            guard let bytes = try await remote.read(RemoteLayout.segmentPath(device, number)) else {
+                throw SyncError.corruptRemote("segment \(number) of device \(device) is missing")
+            }
+            let segment = try SegmentFile.decode(bytes, device: device, number: number, rules: rules)
+            guard segment.previous == (waiting?.segment.hash ?? position.lastHash) else {
+                if waiting == nil, position.applied > 0 { return false }
+                throw SyncError.corruptRemote("segment \(number) of device \(device) does not follow segment \(number - 1)")
+            }
+            if let waiting { try apply(waiting.segment, number: waiting.number, of: device, into: &report) }
+            waiting = (number, segment)
+            let done = number - position.applied, total = head.segments - position.applied
+            progress(SyncProgress(message: "Reading device \(device.prefix(8)): segment \(done) of \(total)",
+                                  percentage: Int(done * 100 / max(total, 1))))
+        }
+        guard let waiting, waiting.segment.hash == head.last else {
+            throw SyncError.corruptRemote("the last segment of device \(device) does not match its head")
+        }
+        try apply(waiting.segment, number: waiting.number, of: device, into: &report)
+        return true
+    }
+
+    private func apply(_ segment: DecodedSegment, number: Int64, of device: String, into report: inout SyncReport) throws {
+        let pulled = PulledSegment(device: device, number: number, hash: segment.hash, revisions: segment.revisions)
+        guard let outcome = try store.apply(pulled, rules: rules, now: now()) else { return }
+        report.changed.formUnion(outcome.changedMemos)
+        report.conflicts += outcome.conflicts
+    }
+
+    // MARK: Publishing
+
+    private func publish(into report: inout SyncReport, progress: @escaping @Sendable (SyncProgress) -> Void) async throws {
+        var state = try store.syncState()
+        let total = try store.unpublishedRevisionCount()
+        while let segment = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: Self.segmentRevisions) {
+            try Task.checkCancellation()
+            let bytes = try SegmentFile.encode(segment, device: state.device, previous: state.publishedHash)
+            let hash = SyncRules.sha256(bytes)
+            try await remote.write(RemoteLayout.segmentPath(state.device, segment.number), bytes)
+            let head = DeviceHead(device: state.device, segments: segment.number, last: hash)
+            try await remote.write(RemoteLayout.headPath(state.device), try head.encoded())
+            try store.markPublished(number: segment.number, hash: hash)
+            (state.published, state.publishedHash) = (segment.number, hash)
+            report.publishedRevisions += segment.revisions.count
+            progress(SyncProgress(message: "Publishing: \(report.publishedRevisions) of \(max(total, report.publishedRevisions)) changes",
+                                  percentage: min(100, report.publishedRevisions * 100 / max(total, 1))))
+        }
+    }
+}

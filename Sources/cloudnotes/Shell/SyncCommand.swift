@@ -1,0 +1,101 @@
+import ArgumentParser
+import CloudNotesProtocol
+import CloudNotesServer
+import CloudNotesStore
+import CloudNotesSync
+import Foundation
+import Logging
+
+// MARK: - sync
+
+struct Sync: ShellCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sync the store with its remote: a folder (file:///path) or a WebDAV collection (http(s)://…).",
+        discussion: """
+            `cloudnotes sync --remote URL` sets the remote and syncs; `cloudnotes sync` syncs again; \
+            `cloudnotes sync --status` tells where sync stands. WebDAV credentials come from \
+            CLOUDNOTES_REMOTE_USER and CLOUDNOTES_REMOTE_PASSWORD, or from a netrc file (NETRC or ~/.netrc), \
+            never from the command line. Ctrl-C stops the sync; the next one carries on.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .long, help: ArgumentHelp("Set the remote, then sync.", valueName: "url"))
+    var remote: String?
+
+    @Flag(name: .long, help: "Publish everything anew, even on the same remote (after it lost this store's history).")
+    var republish = false
+
+    @Flag(name: .long, help: "Tell the remote, the last sync, what waits to be published and any conflict; do not sync.")
+    var status = false
+
+    @Flag(name: .long, help: "Print the result (or the status) as JSON.")
+    var json = false
+
+    func run(in session: ShellSession) async throws {
+        if let remote {
+            // Checked before it is set: a mistyped or unmounted folder must not replace a working remote.
+            let url = try RemoteURL(remote).normalized
+            _ = try openRemote(url)
+            try session.store.setRemote(url, republish: republish)
+        } else if republish {
+            try session.store.setRemote(try session.store.syncState().remote, republish: true)
+        }
+        if status {
+            return try show(try SyncStatus.current(of: session.store, syncing: false, interval: .zero), in: session)
+        }
+        guard let url = try session.store.syncState().remote else { throw SyncError.notConfigured }
+        // The shell speaks in one sentence on success or failure, never in log lines.
+        let quiet = Logger(label: "cloudnotes.sync", factory: { _ in SwiftLogNoOpLogHandler() })
+        let remote: any Remote
+        do {
+            remote = try openRemote(url)
+        } catch {
+            try? session.store.recordSyncEnd(at: SyncEngine.currentTime(), error: "\(error)")
+            throw error
+        }
+        let engine = SyncEngine(store: session.store, remote: remote, logger: quiet)
+        let bar = ProgressBar(label: "Syncing", terminal: session.terminal)
+        let task = Task {
+            try await engine.sync { step in bar.update(done: step.percentage ?? 0, total: 100, detail: step.message) }
+        }
+        let interruption = Interruption()
+        let watcher = Task {
+            while !Task.isCancelled, !interruption.happened() { try? await Task.sleep(for: .milliseconds(50)) }
+            task.cancel()
+        }
+        defer { watcher.cancel() }
+        let report = try await task.value
+        bar.finish()
+        let status = try SyncStatus.current(of: session.store, syncing: false, interval: .zero)
+        if json {
+            return try session.terminal.printJSON(SyncResult(
+                changedMemos: report.changedMemos, conflicts: report.conflicts, published: report.publishedRevisions,
+                requests: report.requests, status: status))
+        }
+        session.terminal.note("""
+            Synced with \(url): \(report.changedMemos) memo\(report.changedMemos == 1 ? "" : "s") changed here, \
+            \(report.publishedRevisions) change\(report.publishedRevisions == 1 ? "" : "s") published\
+            \(report.conflicts > 0 ? ", \(report.conflicts) conflict\(report.conflicts == 1 ? "" : "s") kept as copies" : "").
+            """)
+        try showConflicts(status, in: session)
+    }
+
+    private func show(_ status: SyncStatus, in session: ShellSession) throws {
+        if json { return try session.terminal.printJSON(status) }
+        var lines = ["remote:    \(status.remote ?? "none (set one with: cloudnotes sync --remote URL)")",
+                     "device:    \(status.device)",
+                     "last sync: \(status.lastSync?.iso8601 ?? "never")"]
+        if let error = status.lastError { lines.append("failed:    \(error)") }
+        lines.append("waiting:   \(status.pendingChanges) memo\(status.pendingChanges == 1 ? "" : "s") changed here, not yet published")
+        lines.append("conflicts: \(status.conflicts.count)")
+        session.terminal.print(lines.joined(separator: "\n"))
+        try showConflicts(status, in: session)
+    }
+
+    private func showConflicts(_ status: SyncStatus, in session: ShellSession) throws {
+        for conflict in status.conflicts {
+            session.terminal.note("conflict: memo \(conflict.memo) has a copy \(conflict.copy) with the other side's text; merge by hand, then delete the copy")
+        }
+    }
+}

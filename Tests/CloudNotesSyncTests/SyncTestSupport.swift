@@ -1,0 +1,94 @@
+import CloudNotesStore
+import Foundation
+import Logging
+import Synchronization
+
+@testable import CloudNotesSync
+
+/// A device for sync tests: its own store file, syncing with a shared folder remote.
+struct Device {
+    let store: MemoStore
+    let remote: any Remote
+    var clock: Int64 = 1_000
+
+    init(remote: any Remote, path: String = Device.newStorePath()) throws {
+        store = try MemoStore(path: path)
+        self.remote = remote
+        try store.setRemote(remote.displayURL)
+    }
+
+    static func newStorePath() -> String {
+        FileManager.default.temporaryDirectory
+            .appendingPathComponent("cloudnotes-sync-tests-\(UUID().uuidString)/notes.sqlite").path
+    }
+
+    @discardableResult
+    func sync(through remote: (any Remote)? = nil) async throws -> SyncReport {
+        try await SyncEngine(store: store, remote: remote ?? self.remote, logger: Logger(label: "test"), now: { 42 }).sync()
+    }
+
+    @discardableResult
+    mutating func create(_ text: String) throws -> String {
+        clock += 1
+        return try store.create(text: text, now: clock, filter: nil).memo.id
+    }
+
+    mutating func update(_ id: String, _ text: String) throws {
+        clock += 1
+        _ = try store.update(id: id, text: text, baseVersion: nil, now: clock, filter: nil)
+    }
+
+    mutating func delete(_ id: String) throws {
+        clock += 1
+        _ = try store.delete(id: id, now: clock, filter: nil)
+    }
+
+    /// Every live memo: id → text.
+    func memos() throws -> [String: String] {
+        var all: [String: String] = [:]
+        try store.forEachMemo { batch in for memo in batch { all[memo.id] = memo.text } }
+        return all
+    }
+}
+
+/// Syncs the devices in turn, then the first again, so that each has what the others published.
+func syncInTurn(_ devices: [Device]) async throws {
+    for device in devices + devices.prefix(1) { try await device.sync() }
+}
+
+/// A new, empty folder remote.
+func newFolderRemote() throws -> FolderRemote {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cloudnotes-remote-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return try FolderRemote(path: path)
+}
+
+/// A remote that fails on its `failAt`-th request (counting from 1), as a cut connection would, and
+/// optionally only after doing what was asked (the request reached the server, the answer was lost).
+final class FaultyRemote: Remote {
+    let inner: any Remote
+    let failAt: Int
+    let afterDoing: Bool
+    private let count = Atomic<Int>(0)
+
+    init(_ inner: any Remote, failAt: Int, afterDoing: Bool) {
+        self.inner = inner
+        self.failAt = failAt
+        self.afterDoing = afterDoing
+    }
+
+    var displayURL: String { inner.displayURL }
+    var requestCount: Int { count.load(ordering: .relaxed) }
+
+    private func step<T>(_ body: () async throws -> T) async throws -> T {
+        let number = count.add(1, ordering: .relaxed).newValue
+        guard number == failAt else { return try await body() }
+        if afterDoing { _ = try await body() }
+        throw SyncError.unreachable("injected fault at request \(number)")
+    }
+
+    func read(_ path: String) async throws -> Data? { try await step { try await inner.read(path) } }
+    func write(_ path: String, _ data: Data) async throws { try await step { try await inner.write(path, data) } }
+    func makeFolder(_ path: String) async throws { try await step { try await inner.makeFolder(path) } }
+    func list(_ path: String) async throws -> [String] { try await step { try await inner.list(path) } }
+}

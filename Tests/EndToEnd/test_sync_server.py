@@ -1,0 +1,375 @@
+"""Sync through the protocol: `sync/configure`, `sync/now`, `sync/status` and `sync/didChange`, with a
+folder remote. Memos that sync brings in reach the front end as changes by another process do, and the
+server syncs on its own at start and after edits settle."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import CODE, INVALID_PARAMS, REQUEST_CANCELLED, VERSION_CONFLICT, Mirror, Server, make_entries
+from sync_shell import HEX32, Store, folder_url
+
+SYNC_FAILED = CODE.get("SyncFailed", -33006)
+
+
+class SyncMirror(Mirror):
+    """The front end's mirror, which also keeps every sync/didChange it hears."""
+
+    def __init__(self, server: Server):
+        super().__init__(server)
+        self.statuses: list[dict] = []
+
+    def apply_one(self, note: dict) -> None:
+        if note["method"] == "sync/didChange":
+            self.log.append(f"sync/didChange {note['params']['status']['state']}")
+            self.statuses.append(note["params"]["status"])
+            return
+        super().apply_one(note)
+
+
+def start(servers, store: Path, *args: str) -> Server:
+    """An initialized server with a SyncMirror; by default it syncs only when asked or configured."""
+    options = list(args)
+    if "--sync-interval" not in options:
+        options += ["--sync-interval", "0"]
+    if "--sync-delay" not in options:
+        options += ["--sync-delay", "600"]
+    server = servers.start(store, args=options)
+    _, notes = server.initialize()
+    server.mirror = SyncMirror(server)
+    server.mirror.apply(notes)
+    return server
+
+
+def wait_for(server: Server, done, timeout: float = 10.0, settle: float = 0.3) -> list[dict]:
+    """Reads unprompted notifications, applying each to the mirror, until `done(mirror)` holds; then what
+    follows within `settle` s."""
+    mirror: SyncMirror = server.mirror
+    notes: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        if mirror.rows is None and server.lines.empty():
+            mirror.apply([])  # reads the list again after a reset, as a front end would
+        if done(mirror):
+            break
+        remaining = deadline - time.monotonic()
+        assert remaining > 0, f"gave up after {timeout} s; heard {mirror.log[-15:]}"
+        message = server.next_message(remaining)
+        assert "method" in message, f"an unprompted response: {message}"
+        notes.append(message)
+        mirror.apply_one(message)
+    end = time.monotonic() + settle
+    while (remaining := end - time.monotonic()) > 0:
+        try:
+            message = server.next_message(remaining)
+        except AssertionError:
+            break
+        assert "method" in message, f"an unprompted response: {message}"
+        notes.append(message)
+        mirror.apply_one(message)
+    mirror.apply([])  # reads the list again after a reset
+    return notes
+
+
+def sync_ended(since: int):
+    """A sync that started after the mirror heard `since` statuses has ended."""
+    def done(mirror: SyncMirror) -> bool:
+        states = [status["state"] for status in mirror.statuses[since:]]
+        return "syncing" in states and states[-1] != "syncing"
+    return done
+
+
+def configure(server: Server, remote: Path, **params) -> dict:
+    """sync/configure, then waits for the sync it starts to end."""
+    since = len(server.mirror.statuses)
+    status = server.call("sync/configure", {"remote": folder_url(remote), **params})
+    wait_for(server, sync_ended(since))
+    return status
+
+
+def sync_now(server: Server, timeout: float = 60.0) -> tuple[list[dict], dict]:
+    notes, response = server.request("sync/now", {}, timeout=timeout)
+    assert "result" in response, response
+    return notes, response["result"]
+
+
+@pytest.fixture
+def remote(tmp_root) -> Path:
+    path = tmp_root / "remote"
+    path.mkdir()
+    return path
+
+
+# -- sync/configure and sync/status ---------------------------------------------------------------------
+
+def test_configure_answers_a_status_and_announces_it(servers, remote):
+    server = start(servers, servers.store)
+    server.create("a memo to publish")
+    notes, status = server.call_notes("sync/configure", {"remote": folder_url(remote) + "/"})
+    assert status["state"] in ("idle", "syncing")
+    assert status["remote"] == folder_url(remote)  # normalized: no trailing slash
+    assert HEX32.match(status["device"])
+    assert status["intervalSeconds"] == 0 and status["conflicts"] == []
+    announced = [n["params"]["status"] for n in notes if n["method"] == "sync/didChange"]
+    assert announced and announced[0]["remote"] == folder_url(remote) and announced[0]["device"] == status["device"]
+    # The server syncs at once.
+    wait_for(server, sync_ended(0))
+    final = server.mirror.statuses[-1]
+    assert final["state"] == "idle" and "lastSync" in final and final["pendingChanges"] == 0, final
+    assert (remote / "cloudnotes-sync.json").exists()
+    assert (remote / "devices" / status["device"] / "head.json").exists()
+
+
+def test_status_tells_where_sync_stands(servers, remote):
+    server = start(servers, servers.store)
+    off = server.call("sync/status")
+    assert off["state"] == "off" and "remote" not in off and HEX32.match(off["device"])
+    assert off["pendingChanges"] == 0 and off["conflicts"] == [] and "lastSync" not in off
+    server.create("one")
+    server.create("two")
+    configure(server, remote, intervalSeconds=45)
+    status = server.call("sync/status")
+    assert status["remote"] == folder_url(remote) and status["device"] == off["device"]
+    assert status["state"] == "idle" and status["intervalSeconds"] == 45 and "lastSync" in status
+    assert status["pendingChanges"] == 0
+    server.create("three")
+    assert server.call("sync/status")["pendingChanges"] == 1
+
+
+def test_configure_with_null_stops_syncing(servers, remote):
+    server = start(servers, servers.store)
+    configure(server, remote)
+    status = server.call("sync/configure", {"remote": None})
+    assert status["state"] == "off" and "remote" not in status
+    error = server.error_of("sync/now", {})
+    assert error["code"] == SYNC_FAILED and error["data"]["reason"] == "notConfigured"
+
+
+@pytest.mark.parametrize("url", ["ftp://x", "not a url", "http://user:secret@host/", "https://:secret@host/dav/",
+                                 "file://host/folder", ""])
+def test_configure_refuses_a_bad_remote_and_never_repeats_a_secret(servers, url):
+    server = start(servers, servers.store)
+    error = server.error_of("sync/configure", {"remote": url})
+    assert error["code"] == INVALID_PARAMS, error
+    assert "secret" not in json.dumps(error)
+    assert server.call("sync/status")["state"] == "off"
+    assert server.shutdown_and_exit() == 0
+    assert "secret" not in server.stderr
+
+
+# -- sync/now ---------------------------------------------------------------------------------------------
+
+def test_sync_now_reports_progress_and_returns_a_result(servers, remote):
+    server = start(servers, servers.store)
+    configure(server, remote)
+    server.create("first")
+    server.create("second")
+    notes, response = server.request("sync/now", {"workDoneToken": "sync-1"}, timeout=30)
+    result = response["result"]
+    assert result["published"] == 2 and result["changedMemos"] == 0 and result["conflicts"] == 0
+    assert result["requests"] > 0
+    assert result["status"]["state"] == "idle" and result["status"]["pendingChanges"] == 0
+    assert "lastSync" in result["status"] and "lastError" not in result["status"]
+    progress = [n["params"] for n in notes if n["method"] == "$/progress"]
+    assert all(p["token"] == "sync-1" for p in progress)
+    kinds = [p["value"]["kind"] for p in progress]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds, kinds
+    assert set(kinds[1:-1]) == {"report"}
+    percentages = [p["value"]["percentage"] for p in progress if "percentage" in p["value"]]
+    assert all(0 <= value <= 100 for value in percentages)
+    states = [n["params"]["status"]["state"] for n in notes if n["method"] == "sync/didChange"]
+    assert states[0] == "syncing" and states[-1] == "idle", states
+
+
+def test_sync_now_without_a_remote_fails_not_configured(servers):
+    server = start(servers, servers.store)
+    notes, response = server.request("sync/now", {"workDoneToken": 7})
+    error = response["error"]
+    assert error["code"] == SYNC_FAILED and error["data"]["reason"] == "notConfigured", error
+    kinds = [n["params"]["value"]["kind"] for n in notes if n["method"] == "$/progress"]
+    assert kinds == [] or kinds[-1] == "end", kinds  # no spinner left running
+
+
+def test_sync_now_on_a_vanished_folder_fails_unreachable(servers, tmp_root, remote):
+    server = start(servers, servers.store)
+    configure(server, remote)
+    shutil.rmtree(remote)
+    error = server.error_of("sync/now", {})
+    assert error["code"] == SYNC_FAILED and error["data"]["reason"] == "unreachable", error
+    status = server.call("sync/status")
+    assert status["state"] == "failed" and status["lastError"], status
+    assert not remote.exists(), "the sync made the missing folder"
+
+
+def test_a_remote_that_lost_the_history_fails_until_republished(servers, tmp_root, remote):
+    server = start(servers, servers.store)
+    server.create("published once")
+    configure(server, remote)
+    remote.rename(tmp_root / "elsewhere")
+    remote.mkdir()
+    error = server.error_of("sync/now", {})
+    assert error["code"] == SYNC_FAILED and error["data"]["reason"] == "remoteLostHistory", error
+    assert list(remote.iterdir()) == []
+    assert server.list_all()["total"] == 1
+    configure(server, remote, republish=True)
+    assert server.call("sync/status")["state"] == "idle"
+    other = Store(tmp_root, "other")
+    other.sync("--remote", folder_url(remote))
+    assert [row["title"] for row in other.rows()] == ["published once"]
+
+
+# -- what sync brings in reaches the front end -------------------------------------------------------------
+
+def test_a_memo_synced_from_another_store_reaches_the_front_end(servers, tmp_root, remote):
+    server = start(servers, servers.store)
+    server.create("made here")
+    configure(server, remote)
+    other = Store(tmp_root, "other")
+    memo_id = other.new("made on another store\nwith a body")
+    other.sync("--remote", folder_url(remote))
+    _, result = sync_now(server)
+    assert result["changedMemos"] == 1
+    wait_for(server, lambda mirror: memo_id in [row["id"] for row in mirror.rows or []], timeout=3)
+    assert any(line.startswith("list/") for line in server.mirror.log)
+    server.mirror.check()
+    assert server.memo_text(memo_id) == "made on another store\nwith a body"
+
+
+def test_the_server_syncs_at_start(servers, tmp_root, remote):
+    here = Store(tmp_root, "here")
+    here.sync("--remote", folder_url(remote))
+    other = Store(tmp_root, "other")
+    memo_id = other.new("waiting on the remote")
+    other.sync("--remote", folder_url(remote))
+    server = start(servers, here.path)
+    wait_for(server, lambda mirror: memo_id in [row["id"] for row in mirror.rows or []], timeout=5)
+    server.mirror.check()
+    assert server.mirror.detail is not None and server.mirror.detail["id"] == memo_id
+
+
+def test_the_selected_memo_changed_by_sync_is_shown_and_a_stale_update_is_refused(servers, tmp_root, remote):
+    server = start(servers, servers.store)
+    memo = server.create("Shared\nversion one")
+    assert server.mirror.detail["id"] == memo["id"]
+    configure(server, remote)
+    other = Store(tmp_root, "other")
+    other.sync("--remote", folder_url(remote))
+    other.edit(memo["id"], "Shared\nedited on the other store")
+    other.sync()
+    sync_now(server)
+    wait_for(server, lambda mirror: mirror.detail["text"] == "Shared\nedited on the other store", timeout=3)
+    shown = server.mirror.detail
+    assert shown["id"] == memo["id"] and shown["version"] > memo["version"]
+    server.mirror.check()
+    error = server.error_of("memo/update", {"id": memo["id"], "text": "Shared\nstale typing", "baseVersion": memo["version"]})
+    assert error["code"] == VERSION_CONFLICT
+    assert error["data"]["memo"]["text"] == "Shared\nedited on the other store"
+    # With the version shown, the update goes through, and reaches the other store.
+    server.call("memo/update", {"id": memo["id"], "text": "Shared\nmerged by hand", "baseVersion": shown["version"]})
+    sync_now(server)
+    other.sync()
+    assert other.text(memo["id"]) == "Shared\nmerged by hand"
+
+
+def test_an_edit_reaches_another_store_after_the_sync_delay_without_sync_now(servers, tmp_root, remote):
+    server = start(servers, servers.store, "--sync-delay", "0.2")
+    configure(server, remote)
+    memo = server.create("typed in the editor")
+    other = Store(tmp_root, "other")
+    other.sync("--remote", folder_url(remote))
+    deadline = time.monotonic() + 10
+    while memo["id"] not in other.ids():
+        assert time.monotonic() < deadline, "the edit was not published on its own"
+        time.sleep(0.2)
+        other.sync()
+    assert other.text(memo["id"]) == "typed in the editor"
+
+
+def test_a_conflict_met_by_the_server_is_listed_in_its_status(servers, tmp_root, remote):
+    server = start(servers, servers.store)
+    memo = server.create("Plan\nmonday")
+    configure(server, remote)
+    other = Store(tmp_root, "other")
+    other.sync("--remote", folder_url(remote))
+    other.edit(memo["id"], "Plan\ntuesday")
+    other.sync()
+    time.sleep(0.01)
+    server.call("memo/update", {"id": memo["id"], "text": "Plan\nwednesday", "baseVersion": memo["version"]})
+    _, result = sync_now(server)
+    assert result["conflicts"] == 1 and len(result["status"]["conflicts"]) == 1
+    conflict = result["status"]["conflicts"][0]
+    assert conflict["memo"] == memo["id"]
+    wait_for(server, lambda mirror: conflict["copy"] in [row["id"] for row in mirror.rows or []], timeout=3)
+    assert server.memo_text(memo["id"]) == "Plan\nwednesday"
+    assert server.memo_text(conflict["copy"]) == "Conflict copy: Plan\ntuesday"
+    server.mirror.check()
+    server.call("memo/delete", {"id": conflict["copy"]})
+    assert server.call("sync/status")["conflicts"] == []
+
+
+# -- long syncs ----------------------------------------------------------------------------------------------
+
+MANY = 20_000
+
+
+def server_with_many_memos(servers, *args: str) -> Server:
+    server = start(servers, servers.store, *args)
+    assert server.call("memo/import", {"memos": make_entries(MANY, "many")}, timeout=120) == {"imported": MANY}
+    return server
+
+
+def test_cancelling_a_long_sync_now_answers_cancelled_and_the_next_completes(servers, remote):
+    server = server_with_many_memos(servers)
+    server.call("sync/configure", {"remote": folder_url(remote)})
+    request_id = server.send_request("sync/now", {"workDoneToken": "long"})
+    time.sleep(0.3)
+    server.notify("$/cancelRequest", {"id": request_id})
+    started = time.monotonic()
+    notes, response = server.wait_response(request_id, timeout=60)
+    server.mirror.apply(notes)
+    assert "error" in response, f"the sync finished before the cancel: {response}"
+    assert response["error"]["code"] == REQUEST_CANCELLED, response
+    assert time.monotonic() - started < 10, "the cancel took too long"
+    kinds = [n["params"]["value"]["kind"] for n in notes if n["method"] == "$/progress"]
+    assert kinds and kinds[-1] == "end"
+    _, result = sync_now(server, timeout=120)
+    assert result["status"]["pendingChanges"] == 0 and result["status"]["state"] == "idle"
+    assert "lastError" not in result["status"]
+
+
+def test_sync_now_during_the_servers_own_sync_reports_no_failure(servers, remote):
+    # The sync/configure starts a sync; a sync/now meanwhile waits for it or takes over, but nothing
+    # failed, and the front end must not hear that it did.
+    server = server_with_many_memos(servers)
+    since = len(server.mirror.statuses)
+    server.call("sync/configure", {"remote": folder_url(remote)})
+    wait_for(server, lambda mirror: any(s["state"] == "syncing" for s in mirror.statuses[since:]), settle=0.2)
+    _, result = sync_now(server, timeout=120)
+    assert result["status"]["state"] == "idle" and result["status"]["pendingChanges"] == 0
+    quiet_notes = wait_for(server, lambda mirror: True, settle=1.0)
+    assert quiet_notes is not None
+    failures = [status for status in server.mirror.statuses[since:] if status["state"] == "failed"]
+    assert not failures, f"the front end was told a sync failed: {failures[0].get('lastError')}"
+
+
+def test_edits_during_the_servers_own_sync_do_not_make_it_fail(servers, remote):
+    # Edits schedule a sync once they settle; one already under way is not a failure, and the front
+    # end must not be told that it failed.
+    server = server_with_many_memos(servers, "--sync-delay", "0.5")
+    memo = server.create("typing while the first sync runs")
+    since = len(server.mirror.statuses)
+    server.call("sync/configure", {"remote": folder_url(remote)})
+    wait_for(server, lambda mirror: any(s["state"] == "syncing" for s in mirror.statuses[since:]), settle=0.1)
+    version = memo["version"]
+    for index in range(5):
+        version = server.call("memo/update", {"id": memo["id"], "text": f"typing {index}", "baseVersion": version})["memo"]["version"]
+        time.sleep(0.1)
+    wait_for(server, lambda mirror: mirror.statuses[-1]["state"] == "idle"
+             and mirror.statuses[-1]["pendingChanges"] == 0 and "lastSync" in mirror.statuses[-1], timeout=60)
+    failures = [status for status in server.mirror.statuses[since:] if status["state"] == "failed"]
+    assert not failures, f"the front end was told a sync failed: {failures[0].get('lastError')}"
