@@ -4,6 +4,7 @@ import CloudNotesSync
 import CloudNotesTransport
 import Foundation
 import Logging
+import Synchronization
 
 // MARK: - Sync in the server
 
@@ -29,6 +30,9 @@ actor SyncCoordinator {
     private var syncStore: MemoStore?
     /// Syncs under way (they take turns on the store's sync lock).
     private var running = 0
+    /// The `sync/now` requests waiting or running: every sync's progress goes to them, so one that
+    /// waits behind the server's own sync shows that sync's progress.
+    private let listeners = ProgressListeners()
     /// Whether the store has a remote, as last read: edits ask on every keystroke.
     private var hasRemote: Bool?
     /// The wait before the next automatic sync; a new edit restarts it. Never a running sync: edits
@@ -85,10 +89,10 @@ actor SyncCoordinator {
     func syncNow(progress: ProgressReporter) async throws(ResponseError) -> SyncResult {
         pendingWait?.cancel()  // this sync does what the automatic one was waiting to do
         progress.begin("Syncing")
+        listeners.add(progress)
+        defer { listeners.remove(progress) }
         do throws(ResponseError) {
-            let report = try await runSync { step in
-                progress.report(step.percentage ?? 0, of: 100, message: step.message)
-            }
+            let report = try await runSync()
             progress.end("Synced: \(report.changedMemos) memos changed here, \(report.publishedRevisions) changes published")
             return SyncResult(changedMemos: report.changedMemos, conflicts: report.conflicts,
                               published: report.publishedRevisions, requests: report.requests, status: try status())
@@ -140,7 +144,7 @@ actor SyncCoordinator {
 
     /// Starts a sync in a task of its own, which nothing cancels: the next edit's wait must not.
     private func startAutomaticSync() {
-        Task { [weak self] in _ = try? await self?.runSync { _ in } }
+        Task { [weak self] in _ = try? await self?.runSync() }
     }
 
     private func restartPeriodic() {
@@ -158,7 +162,7 @@ actor SyncCoordinator {
 
     // MARK: Running one
 
-    private func runSync(progress: @escaping @Sendable (SyncProgress) -> Void) async throws(ResponseError) -> SyncReport {
+    private func runSync() async throws(ResponseError) -> SyncReport {
         running += 1
         notifyStatus()
         defer {
@@ -166,7 +170,8 @@ actor SyncCoordinator {
             notifyStatus()
         }
         do {
-            return try await makeEngine().sync(progress: progress)
+            let listeners = listeners
+            return try await makeEngine().sync { step in listeners.report(step) }
         } catch {
             let error = SyncEngine.syncError(error)
             if error == .cancelled { throw .cancelled }
@@ -180,7 +185,9 @@ actor SyncCoordinator {
         guard let storePath else { throw SyncError.notConfigured }
         guard let remote = try store.syncState().remote else { throw SyncError.notConfigured }
         do {
-            if syncStore == nil { syncStore = try MemoStore(path: storePath, durability: durability) }
+            if syncStore == nil {
+                syncStore = try MemoStore(path: storePath, durability: durability, discardingAbandonedImports: false)
+            }
             guard let syncStore else { throw SyncError.notConfigured }
             return SyncEngine(store: syncStore, remote: try openRemote(remote, environment: environment), logger: logger)
         } catch {
@@ -193,6 +200,20 @@ actor SyncCoordinator {
 
     private func notifyStatus() {
         if let status = try? status() { writer.sendNotification(SyncDidChange(status: status)) }
+    }
+}
+
+/// The progress reporters of the `sync/now` requests under way.
+final class ProgressListeners: Sendable {
+    private let reporters = Mutex<[ProgressReporter]>([])
+
+    func add(_ reporter: ProgressReporter) { reporters.withLock { $0.append(reporter) } }
+    func remove(_ reporter: ProgressReporter) { reporters.withLock { $0.removeAll { $0 === reporter } } }
+
+    func report(_ step: SyncProgress) {
+        for reporter in reporters.withLock({ $0 }) {
+            reporter.report(step.percentage ?? 0, of: 100, message: step.message)
+        }
     }
 }
 

@@ -37,8 +37,11 @@ public final class MemoStore: Sendable {
     /// Opens (creating if needed) the store at `path`, refusing files that are not CloudNotes stores.
     ///
     /// With `readOnly`, an existing store is only read: never created, migrated or changed (for
-    /// shell completion, which must not touch a store that servers are using).
-    public init(path: String, durability: Durability = .committed, readOnly: Bool = false) throws {
+    /// shell completion, which must not touch a store that servers are using). A second connection of
+    /// a process that may be importing (sync's, in the server) passes `discardingAbandonedImports: false`:
+    /// the imports it would take for abandoned are its own process's, under way.
+    public init(path: String, durability: Durability = .committed, readOnly: Bool = false,
+                discardingAbandonedImports: Bool = true) throws {
         self.path = path
         self.durability = durability
         if !readOnly { try Self.prepareFile(at: path) }
@@ -51,7 +54,7 @@ public final class MemoStore: Sendable {
         if !readOnly, Self.canWrite(at: path) {
             writer = try Self.openPool(at: path, configuration: configuration)
             isReadOnly = false
-            try discardAbandonedImports()
+            if discardingAbandonedImports { try discardAbandonedImports() }
         } else {
             try Self.checkIdentity(ofFileAt: path)
             writer = try Self.openReadOnly(at: path, configuration: configuration)

@@ -83,13 +83,28 @@ public struct SyncEngine: Sendable {
         progress(SyncProgress(message: "Looking for changes made here", percentage: nil))
         _ = try store.packLocalChanges(rules: rules)
         var report = SyncReport()
+        // A device whose files cannot be read stops only its own reading: the others are read, and
+        // this device's changes published, before the sync reports it.
+        var unreadable: [SyncError] = []
         for device in try await otherDevices(than: state.device) {
-            try await pull(device, into: &report, progress: progress)
+            do {
+                try await pull(device, into: &report, progress: progress)
+            } catch let error as SyncError where Self.concernsOneDevice(error) {
+                logger.warning("cannot read a device", metadata: ["device": "\(device)", "error": "\(error)"])
+                unreadable.append(error)
+            }
         }
         // Edits made while reading, and merges, go out in this same sync.
         _ = try store.packLocalChanges(rules: rules)
         try await publish(into: &report, progress: progress)
+        if let first = unreadable.first { throw first }
         return report
+    }
+
+    /// Whether the error is about one device's files, not about the remote as a whole.
+    private static func concernsOneDevice(_ error: SyncError) -> Bool {
+        if case .corruptRemote = error { return true }
+        return false
     }
 
     /// Any error met during a sync, as a `SyncError`.
@@ -137,7 +152,9 @@ public struct SyncEngine: Sendable {
            recorded.number == head.segments,
            SyncRules.sha256(try SegmentFile.encode(recorded, device: state.device, previous: state.publishedHash)) == head.last {
             // The last sync published the segment and its head, then stopped before recording it.
-            try store.markPublished(number: recorded.number, hash: head.last)
+            guard try store.markPublished(number: recorded.number, hash: head.last, remote: state.remote) else {
+                throw Self.remoteChanged
+            }
             return try store.syncState()
         }
         let device = Self.newDeviceID()
@@ -146,6 +163,9 @@ public struct SyncEngine: Sendable {
         try store.adoptNewDevice(device)
         return try store.syncState()
     }
+
+    static let remoteChanged = SyncError.badRemote(
+        "the remote or this store's device id was changed while syncing; the next sync goes on from there")
 
     private func lostHistory(_ state: SyncState) -> SyncError {
         .remoteLostHistory("""
@@ -230,17 +250,24 @@ public struct SyncEngine: Sendable {
     // MARK: Publishing
 
     private func publish(into report: inout SyncReport, progress: @escaping @Sendable (SyncProgress) -> Void) async throws {
-        var state = try store.syncState()
+        let start = try store.syncState()
         let total = try store.unpublishedRevisionCount()
         while let segment = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: Self.segmentRevisions) {
             try Task.checkCancellation()
+            // Read afresh for every segment: another process may have changed the remote or the device
+            // id meanwhile, and a segment must never be written from a state that is gone.
+            let state = try store.syncState()
+            guard state.remote == start.remote, state.device == start.device, segment.number == state.published + 1 else {
+                throw Self.remoteChanged
+            }
             let bytes = try SegmentFile.encode(segment, device: state.device, previous: state.publishedHash)
             let hash = SyncRules.sha256(bytes)
             try await remote.write(RemoteLayout.segmentPath(state.device, segment.number), bytes)
             let head = DeviceHead(device: state.device, segments: segment.number, last: hash)
             try await remote.write(RemoteLayout.headPath(state.device), try head.encoded())
-            try store.markPublished(number: segment.number, hash: hash)
-            (state.published, state.publishedHash) = (segment.number, hash)
+            guard try store.markPublished(number: segment.number, hash: hash, remote: state.remote) else {
+                throw Self.remoteChanged
+            }
             report.publishedRevisions += segment.revisions.count
             progress(SyncProgress(message: "Publishing: \(report.publishedRevisions) of \(max(total, report.publishedRevisions)) changes",
                                   percentage: min(100, report.publishedRevisions * 100 / max(total, 1))))

@@ -1,7 +1,7 @@
-import CloudNotesStore
 import Foundation
 import Testing
 
+@testable import CloudNotesStore
 @testable import CloudNotesSync
 
 /// The rules of issue 5, each on devices that share a folder remote.
@@ -206,5 +206,48 @@ struct WaitingRevisionTests {
         #expect(try c.memos() == [id: "1\n2\nthree\n"], "b's own edit applies; the merge waits for a's")
         try await c.sync()
         #expect(try c.memos() == [id: "one\n2\nthree\n"])
+    }
+}
+
+@Suite("Sync alongside other work")
+struct SyncAlongsideTests {
+    @Test("sync's own connection leaves an import of its own process alone")
+    func importUnderWaySurvivesSyncConnection() throws {
+        let path = Device.newStorePath()
+        let store = try MemoStore(path: path)
+        let session = ImportSession(store: store)
+        try session.add([MemoStore.NewMemo(text: "imported", modifiedAt: 1)])
+        _ = try MemoStore(path: path, discardingAbandonedImports: false)
+        try session.finish()
+        #expect(try store.count(filter: nil) == 1)
+    }
+
+    @Test("a segment is not recorded as published once the remote changed under the sync")
+    func publishingStopsWhenTheRemoteChanges() throws {
+        let store = try MemoStore(path: Device.newStorePath())
+        try store.setRemote("file:///first")
+        _ = try store.create(text: "memo", now: 1, filter: nil)
+        _ = try store.packLocalChanges(rules: SyncRules())
+        let segment = try #require(try store.segmentToPublish(maxBytes: 1 << 20, maxRevisions: 1000))
+        try store.setRemote("file:///second")
+        #expect(try !store.markPublished(number: segment.number, hash: "h", remote: "file:///first"))
+        #expect(try store.syncState().published == 0)
+    }
+
+    @Test("a device whose files are damaged stops only its own reading: the others arrive, this one's edits go out")
+    func oneDamagedDeviceStopsNoOne() async throws {
+        let remote = try newFolderRemote()
+        var a = try Device(remote: remote), b = try Device(remote: remote), c = try Device(remote: remote)
+        _ = try a.create("from a\n")
+        let fromB = try b.create("from b\n")
+        try await a.sync()
+        try await b.sync()
+        let segment = remote.root + "/" + RemoteLayout.segmentPath(try a.store.syncState().device, 1)
+        try Data("garbage\n".utf8).write(to: URL(fileURLWithPath: segment))
+        let fromC = try c.create("from c\n")
+        await #expect(throws: SyncError.self) { try await c.sync() }
+        #expect(try c.memos() == [fromB: "from b\n", fromC: "from c\n"])
+        try await b.sync()
+        #expect(try b.memos()[fromC] == "from c\n", "c published despite a's damaged segment")
     }
 }

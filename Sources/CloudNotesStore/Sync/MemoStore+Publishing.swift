@@ -35,12 +35,14 @@ extension MemoStore {
         }
     }
 
-    /// Records that segment `number`, whose bytes hash to `hash`, is on the remote and named by this
-    /// device's head.
-    public func markPublished(number: Int64, hash: String) throws {
+    /// Records that segment `number`, whose bytes hash to `hash`, is on `remote` and named by this
+    /// device's head. False when the sync state moved meanwhile (the remote was changed, or the store
+    /// took a new device id): the caller must stop publishing.
+    public func markPublished(number: Int64, hash: String, remote: String?) throws -> Bool {
         try write { db in
-            try db.execute(sql: "UPDATE syncState SET published = ?, publishedHash = ? WHERE published = ?",
-                           arguments: [number, hash, number - 1])
+            try db.execute(sql: "UPDATE syncState SET published = ?, publishedHash = ? WHERE published = ? AND remote IS ?",
+                           arguments: [number, hash, number - 1, remote])
+            return db.changesCount == 1
         }
     }
 
@@ -50,7 +52,8 @@ extension MemoStore {
     }
 
     static func revisions(inSegment number: Int64, _ db: Database) throws -> [Revision] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Revision.columns) FROM revision WHERE segment = ? ORDER BY localID"),
+        // `segment > 0` lets SQLite use the partial index `revision_segment`.
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Revision.columns) FROM revision WHERE segment = ? AND segment > 0 ORDER BY localID"),
                          arguments: [number]).map(Revision.init(row:))
     }
 }

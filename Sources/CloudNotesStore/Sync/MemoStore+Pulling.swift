@@ -108,8 +108,10 @@ extension MemoStore {
             parents[row["id"]] = list.isEmpty ? [] : list.split(separator: ",").map(String.init)
         }
         var graph = RevisionGraph(parents: parents)
-        var current = head
-        for leaf in graph.leaves() where leaf != current {
+        // The leaves are folded in id order, starting from none, not from the local head (itself a
+        // leaf or behind one): devices that know the same revisions then make the same merges.
+        var current: String?
+        for leaf in graph.leaves() {
             guard let base = current, !graph.ancestry(of: base).contains(leaf) else {
                 if current == nil { current = leaf }
                 continue
@@ -123,6 +125,7 @@ extension MemoStore {
             graph = RevisionGraph(parents: parents)
             current = merged
         }
+        if current == nil { current = head }
         let waiting = parents.keys.contains { !graph.isComplete($0) }
         try db.execute(sql: waiting ? "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)" : "DELETE FROM waitingMemo WHERE memo = ?",
                        arguments: [id])

@@ -55,12 +55,12 @@ extension MemoStore {
 
     /// Takes a new device id, when another store publishes under this one's (a copied store file).
     ///
-    /// What was published under the old id stays there, readable by all; what was not is published
-    /// anew under the new id, from its first segment.
+    /// Everything this device published is published anew under the new id, from its first segment:
+    /// the other store may have overwritten some of it under the old id (content addresses make the
+    /// copies that did survive harmless).
     public func adoptNewDevice(_ device: String) throws {
         try write { db in
             try db.execute(sql: """
-                UPDATE revision SET segment = 0 WHERE segment > 0 AND segment <= (SELECT published FROM syncState);
                 UPDATE revision SET segment = NULL WHERE segment > 0;
                 UPDATE syncState SET device = ?, published = 0, publishedHash = '';
                 """, arguments: [device])

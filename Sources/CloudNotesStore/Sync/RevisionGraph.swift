@@ -13,19 +13,31 @@ struct RevisionGraph {
 
     /// The length of the longest path from a root to `id`, or nil when an ancestor is missing (a
     /// revision whose parents were published on a device this one has not read yet).
+    ///
+    /// Walks with a stack of its own: a memo's history can be thousands of revisions deep.
     mutating func generation(of id: String) -> Int? {
-        if let known = generations[id] { return known }
-        guard let itsParents = parents[id] else { return nil }
-        var generation = 1
-        for parent in itsParents {
-            guard let parentGeneration = self.generation(of: parent) else {
-                generations[id] = .some(nil)
-                return nil
+        var stack = [id]
+        while let next = stack.last {
+            if generations[next] != nil {
+                stack.removeLast()
+                continue
             }
-            generation = max(generation, parentGeneration + 1)
+            guard let itsParents = parents[next] else {
+                generations[next] = .some(nil)
+                stack.removeLast()
+                continue
+            }
+            let unknown = itsParents.filter { generations[$0] == nil }
+            if !unknown.isEmpty {
+                stack.append(contentsOf: unknown)
+                continue
+            }
+            let parentGenerations = itsParents.map { generations[$0] ?? nil }
+            generations[next] = parentGenerations.contains(where: { $0 == nil })
+                ? .some(nil) : (parentGenerations.compactMap { $0 }.max() ?? 0) + 1
+            stack.removeLast()
         }
-        generations[id] = generation
-        return generation
+        return generations[id] ?? nil
     }
 
     /// Whether `id` and all its ancestors are known.
@@ -59,9 +71,11 @@ struct RevisionGraph {
     /// share no history. (Two devices that merged the same pair differently leave two.)
     mutating func mergeBases(_ a: String, _ b: String) -> [String] {
         let common = ancestry(of: a).intersection(ancestry(of: b))
+        // Every ancestor of a common ancestor is common too, so the nearest ones are those that are
+        // no common ancestor's parent: one pass, however long the history.
         var dominated = Set<String>()
         for id in common {
-            dominated.formUnion(ancestry(of: id).subtracting([id]))
+            dominated.formUnion(parents[id] ?? [])
         }
         return common.subtracting(dominated).map { ($0, generation(of: $0) ?? 0) }
             .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 > $1.0 }

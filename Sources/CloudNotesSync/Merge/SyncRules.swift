@@ -29,8 +29,10 @@ public struct SyncRules: RevisionRules {
         case (nil, nil):
             return result(nil)
         case (nil, let text?), (let text?, nil):
-            // A delete never beats an edit it did not see.
-            let edited = base?.text != text
+            // A delete never beats an edit it did not see. Without a common ancestor the base is an
+            // empty live text (protocol/sync.md).
+            let baseText: String? = base.map(\.text) ?? ""
+            let edited = baseText != text
             return result(edited ? text : nil)
         case (let leftText?, let rightText?):
             switch TextMerge.merge(base: base?.text ?? "", ours: leftText, theirs: rightText) {

@@ -65,19 +65,19 @@ public struct RemoteURL: Sendable, Hashable {
         switch scheme {
         case "file":
             guard components.host?.isEmpty ?? true, !components.path.isEmpty, components.path.hasPrefix("/") else {
-                throw SyncError.badRemote("a folder remote is file:///absolute/path, not \(text)")
+                throw SyncError.badRemote("a folder remote is file:///absolute/path")
             }
             let path = components.path.count > 1 && components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
             kind = .folder(path)
             normalized = "file://" + path
         case "http", "https":
             guard let host = components.host, !host.isEmpty, components.query == nil, components.fragment == nil else {
-                throw SyncError.badRemote("a WebDAV remote is http(s)://host/path/ with no query, not \(text)")
+                throw SyncError.badRemote("a WebDAV remote is http(s)://host/path/, with no query or fragment")
             }
             var collection = components
             collection.scheme = scheme
             if !collection.path.hasSuffix("/") { collection.path += "/" }
-            guard let url = collection.url else { throw SyncError.badRemote("\(text) is not a URL") }
+            guard let url = collection.url else { throw SyncError.badRemote("the remote is not a valid URL") }
             kind = .webDAV(url)
             normalized = url.absoluteString
         default:
