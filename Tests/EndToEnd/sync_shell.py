@@ -175,8 +175,8 @@ def revision_id(line: dict) -> str:
     return sha256(fields)[:32]
 
 
-def conflict_copy_id(memo: str, losing_revision: str) -> str:
-    digest = sha256(f"cloudnotes-conflict-1\n{memo}\n{losing_revision}\n")[:32]
+def conflict_copy_id(memo: str, losing_text: str) -> str:
+    digest = sha256(f"cloudnotes-conflict-1\n{memo}\n{losing_text}")[:32]
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 

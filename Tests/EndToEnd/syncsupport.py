@@ -182,8 +182,8 @@ def revision_id(memo: str, parents: list[str], deleted: bool, created: int, modi
     return sha256_hex(fields.encode("utf-8"))[:32]
 
 
-def conflict_copy_id(memo: str, losing: str) -> str:
-    digest = sha256_hex(f"cloudnotes-conflict-1\n{memo}\n{losing}\n".encode("utf-8"))[:32]
+def conflict_copy_id(memo: str, losing_text: str) -> str:
+    digest = sha256_hex(f"cloudnotes-conflict-1\n{memo}\n{losing_text}".encode("utf-8"))[:32]
     return "-".join([digest[0:8], digest[8:12], digest[12:16], digest[16:20], digest[20:32]])
 
 

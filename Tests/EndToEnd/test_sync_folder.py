@@ -517,9 +517,9 @@ def test_heads_and_segments_follow_the_documented_format(tmp_root, remote):
     assert merge["text"] == facts["b_text"]
     assert merge["createdAt"] == min(a_side["createdAt"], b_side["createdAt"])
     assert merge["modifiedAt"] == max(a_side["modifiedAt"], b_side["modifiedAt"])
-    # The conflict copy: its id derived from the memo and the losing revision, dated by the loser.
+    # The conflict copy: its id derived from the memo and the losing text, dated by the loser.
     losing = a_side if a_side["text"] == facts["a_text"] else b_side
-    copy_id = conflict_copy_id(memo, losing["id"])
+    copy_id = conflict_copy_id(memo, losing["text"])
     copies = [r for r in revisions.values() if r["memo"] == copy_id]
     assert len(copies) == 1, f"no revision of the conflict copy {copy_id}"
     assert copies[0]["parents"] == [] and copies[0]["text"] == CONFLICT_PREFIX + facts["a_text"]

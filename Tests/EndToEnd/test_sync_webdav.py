@@ -129,7 +129,7 @@ def test_overlapping_edits_give_the_same_conflict_copy_on_both(dav_collection, p
     a.sync()
     view = check_remote(url)
     [losing] = [r for r in view.revisions.values() if r["memo"] == memo and r.get("text") == text_a]
-    copy = conflict_copy_id(memo, losing["id"])
+    copy = conflict_copy_id(memo, losing["text"])
     on_a, on_b = a.listed(), b.listed()
     assert on_a == on_b, "both devices hold the same memos"
     assert set(on_a) == {memo, copy}, f"the memo and its conflict copy {copy} (id as sync.md derives it)"
@@ -233,7 +233,7 @@ def test_two_devices_that_merge_independently_make_the_same_revisions(dav_collec
                                                                                            "day 5: home by bus")}
     else:
         [losing] = [r for r in view.revisions.values() if r.get("text") == text_a]
-        copy = conflict_copy_id(memo, losing["id"])
+        copy = conflict_copy_id(memo, losing["text"])
         assert set(on_a) == {memo, copy} and on_a[memo] == text_b and on_a[copy].endswith(text_a)
         [copy_revision] = [r for r in view.revisions.values() if r["memo"] == copy]
         assert copy_revision["id"] in published[device_a] and copy_revision["id"] in published[device_b]

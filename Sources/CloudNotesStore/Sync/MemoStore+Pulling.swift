@@ -82,8 +82,9 @@ extension MemoStore {
     private func noteConflictsMergedElsewhere(in revisions: [Revision], rules: some RevisionRules, now: Int64,
                                               _ db: Database) throws {
         for merge in revisions where merge.parents.count == 2 {
-            for losing in merge.parents {
-                let copy = rules.conflictCopyID(memo: merge.memo, losing: losing)
+            for parent in merge.parents {
+                guard let losingText = try Revision.fetch(id: parent, db)?.content.text else { continue }
+                let copy = rules.conflictCopyID(memo: merge.memo, losingText: losingText)
                 guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM revision WHERE memo = ?)"),
                                         arguments: [copy]) == true else { continue }
                 try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",

@@ -47,8 +47,8 @@ public protocol RevisionRules: Sendable {
     /// Merges two concurrent revisions' contents, given their common ancestor's (nil when none).
     /// Must depend on nothing but its arguments, and be symmetric in `a` and `b`.
     func merge(memo: String, _ a: Revision, _ b: Revision, base: RevisionContent?) -> MergeResult
-    /// The id of the conflict copy a merge of `memo` makes when revision `losing` loses.
-    func conflictCopyID(memo: String, losing: String) -> String
+    /// The id of the conflict copy a merge of `memo` makes when the text `losingText` loses.
+    func conflictCopyID(memo: String, losingText: String) -> String
 }
 
 /// The outcome of merging two concurrent revisions.

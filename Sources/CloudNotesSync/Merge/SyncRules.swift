@@ -50,12 +50,14 @@ public struct SyncRules: RevisionRules {
     /// The copy that keeps a losing side's text: a new memo whose id and content every device derives alike.
     func conflictCopy(of memo: String, losing: Revision) -> ConflictCopy {
         let dated = losing.content.modifiedAt
-        return ConflictCopy(memo: conflictCopyID(memo: memo, losing: losing.id), content: RevisionContent(
+        return ConflictCopy(memo: conflictCopyID(memo: memo, losingText: losing.content.text ?? ""), content: RevisionContent(
             text: Self.conflictCopyPrefix + (losing.content.text ?? ""), createdAt: dated, modifiedAt: dated))
     }
 
-    public func conflictCopyID(memo: String, losing: String) -> String {
-        let hex = Array(Self.sha256("cloudnotes-conflict-1\n\(memo)\n\(losing)\n").prefix(32))
+    /// Derived from the losing text, not from the revision that carried it: the same text can lose
+    /// on several paths (directly, or inside a merge that carried it), and must make one copy.
+    public func conflictCopyID(memo: String, losingText: String) -> String {
+        let hex = Array(Self.sha256("cloudnotes-conflict-1\n\(memo)\n\(losingText)").prefix(32))
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
     }
 
