@@ -94,7 +94,7 @@ actor Dispatcher {
             case .background:
                 startInBackground(handler, line: line, context: context)
             }
-            if Self.editingMethods.contains(method) {
+            if sync.mayNeedSync, Self.editingMethods.contains(method) {
                 // Not awaited: the next request must not wait while sync reads its state.
                 let sync = sync
                 Task { await sync.noteLocalEdit() }

@@ -33,8 +33,9 @@ actor SyncCoordinator {
     /// The `sync/now` requests waiting or running: every sync's progress goes to them, so one that
     /// waits behind the server's own sync shows that sync's progress.
     private let listeners = ProgressListeners()
-    /// Whether the store has a remote, as last read: edits ask on every keystroke.
-    private var hasRemote: Bool?
+    /// Whether the store has a remote, as last read here. Read without a hop to this actor by every
+    /// edit request (`mayNeedSync`), so that a store that does not sync pays nothing per keystroke.
+    private nonisolated let hasRemote = Atomic<Bool>(false)
     /// The wait before the next automatic sync; a new edit restarts it. Never a running sync: edits
     /// during a long sync must not cancel it.
     private var pendingWait: Task<Void, Never>?
@@ -77,7 +78,7 @@ actor SyncCoordinator {
         } catch {
             throw .storeUnavailable("\(error)")
         }
-        hasRemote = normalized != nil
+        hasRemote.store(normalized != nil, ordering: .relaxed)
         restartPeriodic()
         if normalized != nil { scheduleSync(after: .zero) } else { pendingWait?.cancel() }
         let status = try status()
@@ -115,16 +116,19 @@ actor SyncCoordinator {
 
     /// Starts syncing on its own: now, then every `interval`.
     func start() {
-        hasRemote = (try? store.syncState().remote) != nil
-        guard hasRemote == true else { return }
+        let configured = (try? store.syncState().remote) != nil
+        hasRemote.store(configured, ordering: .relaxed)
+        guard configured else { return }
         scheduleSync(after: .zero)
         restartPeriodic()
     }
 
     /// A memo changed here: sync once edits have settled for `settleDelay`.
+    /// Whether an edit here calls for a sync (the store has a remote); cheap, and no hop.
+    nonisolated var mayNeedSync: Bool { hasRemote.load(ordering: .relaxed) }
+
     func noteLocalEdit() {
-        if hasRemote == nil { hasRemote = (try? store.syncState().remote) != nil }
-        guard hasRemote == true else { return }
+        guard mayNeedSync else { return }
         scheduleSync(after: settleDelay)
     }
 

@@ -155,7 +155,7 @@ struct TextMergePropertyTests {
     /// rules alone, whatever the diff.
     @Test("agrees with git merge-file on texts whose diffs are unambiguous", .enabled(if: Git.isAvailable))
     func gitOracleDistinctLines() throws {
-        var random = SeededRandom(seed: 0x5EED_D1FF)
+        var random = SplitMix64(seed: 0x5EED_D1FF)
         let pool = (0..<3).map { "new \($0)\n" } + ["노트 \n", "x\r\n"]
         for _ in 0..<300 {
             let (base, ours, theirs) = random.mergeCase(baseLines: (0..<random.below(10)).map { "line \($0)\n" }, pool: pool)
@@ -167,7 +167,7 @@ struct TextMergePropertyTests {
     /// rules. The diff is a port of git's, which is why this agrees exactly too.
     @Test("agrees with git merge-file on texts made of a few repeated lines", .enabled(if: Git.isAvailable))
     func gitAgreementOnRepetitiveLines() throws {
-        var random = SeededRandom(seed: 0xD1FF_3)
+        var random = SplitMix64(seed: 0xD1FF_3)
         let pool = ["a\n", "b\n", "c\n", "\n", "é\n", "e\u{301}\n", "a\r\n"]
         for _ in 0..<300 {
             let baseLines = (0..<random.below(12)).map { _ in pool[random.below(random.below(2) == 0 ? 3 : pool.count)] }
@@ -179,7 +179,7 @@ struct TextMergePropertyTests {
     /// Memo-like texts: sentences, blank lines and repeated bullets, with a few edits on each side.
     @Test("agrees with git merge-file on memo-like texts", .enabled(if: Git.isAvailable))
     func gitAgreementOnMemos() throws {
-        var random = SeededRandom(seed: 0x3E30)
+        var random = SplitMix64(seed: 0x3E30)
         let pool = (0..<40).map { "sentence \($0)\n" } + Array(repeating: "\n", count: 20) + ["- item\n", "- item\n", "}\n"]
         for _ in 0..<150 {
             let baseLines = (0..<random.below(60)).map { _ in pool[random.below(pool.count)] }
@@ -190,7 +190,7 @@ struct TextMergePropertyTests {
 
     @Test("symmetry, unchanged sides, identical sides, and no inserted line lost")
     func invariants() {
-        var random = SeededRandom(seed: 0x1A7A_11A7)
+        var random = SplitMix64(seed: 0x1A7A_11A7)
         let pool = ["a\n", "b\n", "\n", "\u{0}\n", "é\n", "e\u{301}\n", "a\r\n", "a"]
         for _ in 0..<500 {
             let baseLines = (0..<random.below(16)).map { _ in pool[random.below(3)] }
@@ -239,19 +239,8 @@ struct TextMergePropertyTests {
 
 // MARK: - Helpers
 
-/// SplitMix64, a tiny seeded generator, so that every run tries the same cases.
-private struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// Random merge cases for the comparisons with git.
+extension SplitMix64 {
     /// A number in `0..<bound`; the slight modulo bias does not matter here.
     mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 
