@@ -46,10 +46,10 @@ actor Dispatcher {
             logger.notice("refused a message: \(error.message)")
             writer.sendError(error, id: id)
             return nil
-        case .notification(let method, let line):
-            return await handleNotification(method, line: line)
-        case .request(let id, let method, let line):
-            await handleRequest(id: id, method: method, line: line)
+        case .notification(let method, let params):
+            return await handleNotification(method, params: params)
+        case .request(let id, let method, let params):
+            await handleRequest(id: id, method: method, params: params)
             return nil
         }
     }
@@ -66,14 +66,14 @@ actor Dispatcher {
 
     // MARK: - Requests
 
-    private func handleRequest(id: RequestID, method: String, line: Data) async {
+    private func handleRequest(id: RequestID, method: String, params: Data?) async {
         if cancellations.takeCancellation(of: id) {
             writer.sendError(.cancelled, id: id)
             return
         }
         switch (lifecycle, method) {
         case (.waitingForInitialize, InitializeRequest.method):
-            initialize(id: id, line: line)
+            initialize(id: id, params: params)
         case (.waitingForInitialize, _):
             writer.sendError(.serverNotInitialized, id: id)
         case (.shutDown, _):
@@ -90,9 +90,9 @@ actor Dispatcher {
             let context = RequestContext(id: id, session: session, writer: writer)
             switch handler.scheduling {
             case .ordered:
-                await handler.run(line, context)
+                await handler.run(params, context)
             case .background:
-                startInBackground(handler, line: line, context: context)
+                startInBackground(handler, params: params, context: context)
             }
             if sync.mayNeedSync, Self.editingMethods.contains(method) {
                 // Not awaited: the next request must not wait while sync reads its state.
@@ -105,11 +105,11 @@ actor Dispatcher {
     /// The requests that may change memos, after which a sync is due once edits settle.
     static let editingMethods: Set<String> = [CreateRequest.method, UpdateRequest.method, DeleteRequest.method]
 
-    private func startInBackground(_ handler: RequestHandler, line: Data, context: RequestContext) {
+    private func startInBackground(_ handler: RequestHandler, params: Data?, context: RequestContext) {
         let id = context.id
         let cancellations = cancellations
         let task = Task {
-            await handler.run(line, context)
+            await handler.run(params, context)
             cancellations.finish(id)
             self.backgroundDidFinish(id)  // the task runs on this actor
         }
@@ -128,9 +128,9 @@ actor Dispatcher {
         }
     }
 
-    private func initialize(id: RequestID, line: Data) {
+    private func initialize(id: RequestID, params: Data?) {
         do throws(ResponseError) {
-            let request = try ParamsDecoding.decode(InitializeRequest.self, from: line)
+            let request = try ParamsDecoding.decode(InitializeRequest.self, from: params)
             let presenter = try MemoPresenter(localeIdentifier: request.locale, timeZoneIdentifier: request.timeZone)
             let sink = WriterSink(writer: writer)
             let mediator = SplitViewMediator(store: store, sink: sink, presenter: presenter, limits: configuration.limits)
@@ -158,7 +158,7 @@ actor Dispatcher {
 
     // MARK: - Notifications
 
-    private func handleNotification(_ method: String, line: Data) async -> Int32? {
+    private func handleNotification(_ method: String, params: Data?) async -> Int32? {
         switch (lifecycle, method) {
         case (.shutDown, ExitNotification.method):
             return 0

@@ -38,8 +38,8 @@ struct Session: Sendable {
 /// A request handler with its params and result types erased, so handlers of all requests fit one table.
 struct RequestHandler: Sendable {
     let scheduling: Scheduling
-    /// Decodes the params from the line, runs, and writes the reply.
-    let run: @Sendable (_ line: Data, _ context: RequestContext) async -> Void
+    /// Decodes the params (their JSON text, nil when absent), runs, and writes the reply.
+    let run: @Sendable (_ params: Data?, _ context: RequestContext) async -> Void
 }
 
 /// The handler of every request method, keyed by method name.
@@ -53,9 +53,9 @@ struct HandlerTable: Sendable {
         _ type: Request.Type, _ scheduling: Scheduling = .ordered,
         _ body: @escaping @Sendable (Request, RequestContext) async throws(ResponseError) -> Request.Response
     ) {
-        handlers[Request.method] = RequestHandler(scheduling: scheduling) { line, context in
+        handlers[Request.method] = RequestHandler(scheduling: scheduling) { params, context in
             do throws(ResponseError) {
-                let params = try ParamsDecoding.decode(Request.self, from: line)
+                let params = try ParamsDecoding.decode(Request.self, from: params)
                 context.writer.sendResult(try await body(params, context), id: context.id)
             } catch {
                 context.writer.sendError(error, id: context.id)

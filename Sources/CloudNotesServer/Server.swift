@@ -3,6 +3,7 @@ import CloudNotesStore
 import CloudNotesTransport
 import Foundation
 import Logging
+import Synchronization
 
 // MARK: - Configuration
 
@@ -90,6 +91,9 @@ public final class Server: Sendable {
         // Backpressure: at most `maxQueuedMessages` wait; then the reader stops reading until the
         // dispatcher catches up, so a client that writes faster than it reads cannot exhaust memory.
         let queueSlots = DispatchSemaphore(value: Self.maxQueuedMessages)
+        // How many messages wait behind the one being handled: while some do, replies are written in
+        // batches (see `MessageWriter`), so a burst of requests costs a few writes, not one per message.
+        let waiting = Atomic(0)
         let decoder = decoder
         let cancellations = cancellations
         let indexer = indexer
@@ -104,13 +108,14 @@ public final class Server: Sendable {
             onFrame: { frame in
                 indexer.noteActivity()
                 let message = decoder.decode(frame)
-                if case .notification(CancelRequestNotification.method, let line) = message {
-                    if let cancel = try? ParamsDecoding.decode(CancelRequestNotification.self, from: line) {
+                if case .notification(CancelRequestNotification.method, let params) = message {
+                    if let cancel = try? ParamsDecoding.decode(CancelRequestNotification.self, from: params) {
                         cancellations.cancel(cancel.id)
                     }
                     return
                 }
                 queueSlots.wait()
+                waiting.add(1, ordering: .relaxed)
                 continuation.yield(.message(message))
             },
             onEnd: { continuation.finish() })
@@ -118,15 +123,24 @@ public final class Server: Sendable {
             switch event {
             case .message(let message):
                 queueSlots.signal()
-                if let code = await dispatcher.handle(message) {
+                writer.startBatch()
+                let code = await dispatcher.handle(message)
+                if waiting.subtract(1, ordering: .relaxed).newValue == 0 || code != nil {
+                    writer.finishBatch()
+                } else {
+                    writer.continueBatch()
+                }
+                if let code {
                     logger.info("exit with code \(code)")
                     return code
                 }
             case .storeChangedElsewhere:
                 watcher.didHandleReport()
                 await dispatcher.storeChangedElsewhere()
+                writer.finishBatch()
             }
         }
+        writer.finishBatch()
         logger.info("end of input: finishing background work")
         await dispatcher.drain()
         return 0

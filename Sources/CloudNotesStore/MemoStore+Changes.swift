@@ -35,7 +35,7 @@ extension MemoStore {
             guard var memo = try Self.liveMemo(id: id, db) else { throw StoreError.memoNotFound(id: id) }
             if let baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
             let before = try index(of: memo, filter: filter, db)
-            if memo.text == text {
+            if memo.text.hasSameBytes(as: text) {
                 return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), db)
             }
             cacheRemove(memo)
@@ -44,7 +44,7 @@ extension MemoStore {
             memo.modifiedAt = max(now, memo.modifiedAt)
             memo.version += 1
             memo.seq = try Self.nextSeq(db)
-            try memo.update(db)
+            try memo.saveChange(db)
             try cacheInsert(memo, db)
             return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), db)
         }
@@ -67,7 +67,7 @@ extension MemoStore {
             memo.modifiedAt = max(now, memo.modifiedAt)
             memo.version += 1
             memo.seq = try Self.nextSeq(db)
-            try memo.update(db)
+            try memo.saveChange(db)
             return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: nil), db)
         }
     }

@@ -53,7 +53,7 @@ extension MemoStore {
     /// takes it for another process's.
     func countVisibleChange(_ db: Database) throws -> Bool {
         let elsewhere = try takeChangesElsewhere(db)
-        try db.execute(sql: "UPDATE visibleChanges SET count = count + 1")
+        try db.cachedStatement(sql: "UPDATE visibleChanges SET count = count + 1").execute()
         caughtUp.withLock { $0.visibleChanges = $0.visibleChanges.map { $0 + 1 } }
         cache.state.withLock { $0.visibleChanges = $0.visibleChanges.map { $0 + 1 } }
         return elsewhere

@@ -76,6 +76,16 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         container["indexed"] = indexed
     }
 
+    /// Writes what an edit or a delete changes (everything but the id, the creation time and the import):
+    /// one cached statement, where a record update would build and look up its SQL on every keystroke.
+    func saveChange(_ db: Database) throws {
+        guard let localID else { throw StoreError.memoNotFound(id: id) }
+        try db.cachedStatement(sql: """
+            UPDATE memo SET text = ?, title = ?, preview = ?, modifiedAt = ?, version = ?, seq = ?, deleted = ?, indexed = ?
+            WHERE localID = ?
+            """).execute(arguments: [Data(text.utf8), title, preview, modifiedAt, version, seq, deleted, indexed, localID])
+    }
+
     public mutating func didInsert(_ inserted: InsertionSuccess) {
         localID = inserted.rowID
     }
@@ -94,8 +104,8 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them. The list shows
         // at most `MemoText.listTitleLength` characters of a title, so a one-line megabyte memo makes a
         // short row.
-        title = derived.listTitle.replacingOccurrences(of: "\u{0}", with: "")
-        preview = derived.preview.replacingOccurrences(of: "\u{0}", with: "")
+        title = derived.listTitle.withoutNULs
+        preview = derived.preview.withoutNULs
     }
 
     init(id: String, text: String, createdAt: Int64, modifiedAt: Int64, seq: Int64) {
@@ -111,6 +121,25 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         self.importBatch = nil
         self.indexed = false
         setText(text)
+    }
+}
+
+extension String {
+    /// The string without its NUL characters (itself, uncopied, when it has none: nearly always).
+    var withoutNULs: String {
+        utf8.contains(0) ? String(decoding: utf8.filter { $0 != 0 }, as: UTF8.self) : self
+    }
+
+    /// Whether both strings hold the same bytes: one `memcmp`, where `==` compares Unicode-canonically,
+    /// character by character, in any text that is not ASCII (and a memo's exact bytes are what count).
+    func hasSameBytes(as other: String) -> Bool {
+        var this = self
+        var other = other
+        return this.withUTF8 { mine in
+            other.withUTF8 { theirs in
+                mine.count == theirs.count && (mine.count == 0 || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0)
+            }
+        }
     }
 }
 

@@ -5,9 +5,10 @@ import Foundation
 
 /// A line from the client, classified.
 public enum IncomingMessage: Sendable {
-    /// A request; `line` still holds its params, decoded later by the handler that knows their type.
-    case request(id: RequestID, method: String, line: Data)
-    case notification(method: String, line: Data)
+    /// A request; `params` is the JSON text of its params (nil when absent), decoded later by the
+    /// handler that knows their type.
+    case request(id: RequestID, method: String, params: Data?)
+    case notification(method: String, params: Data?)
     /// A line that is not a valid request or notification: answer `error`, with `id` if one could be read.
     case invalid(id: RequestID?, error: ResponseError)
     /// Nothing to answer (a blank line).
@@ -37,6 +38,7 @@ public struct MessageDecoder: Sendable {
         guard String(validating: line, as: UTF8.self) != nil else {
             return .invalid(id: nil, error: .parseError("the line is not valid UTF-8"))
         }
+        let members: [JSONSyntax.Member]
         switch JSONSyntax.check(line, maxDepth: maxNestingDepth) {
         case .tooDeep:
             return .invalid(id: nil, error: .parseError("JSON nested deeper than \(maxNestingDepth) levels"))
@@ -46,41 +48,68 @@ public struct MessageDecoder: Sendable {
             return .invalid(id: nil, error: .invalidRequest("batches (JSON arrays) are not supported; send one message per line"))
         case .scalar:
             return .invalid(id: nil, error: .invalidRequest("a message is a JSON object"))
-        case .object:
-            break
+        case .object(let found):
+            members = found
         }
-        let envelope: Envelope
-        do {
-            envelope = try JSONDecoder().decode(Envelope.self, from: line)
-        } catch {
+        guard let envelope = Envelope(members: members, of: line) else {
             return .invalid(id: nil, error: .parseError("the line is not JSON"))
         }
-        return envelope.classify(line: line)
+        return envelope.classify()
     }
 }
 
 // MARK: - Envelope
 
-/// The members of a JSON-RPC message other than its params.
-struct Envelope: Decodable {
+/// The members of a JSON-RPC message, read from where the syntax check found them: the params stay
+/// JSON text, so the line is parsed once more only for them, by the handler that knows their type.
+struct Envelope {
     var jsonrpc: JSONValue?
     var id: JSONValue?
     var method: JSONValue?
-    var isResponse: Bool
-    var hasID: Bool
+    var params: Data?
+    var isResponse = false
+    var hasID = false
 
-    enum CodingKeys: String, CodingKey { case jsonrpc, id, method, result, error }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        jsonrpc = try container.decodeIfPresent(JSONValue.self, forKey: .jsonrpc)
-        hasID = container.contains(.id)
-        id = try container.decodeIfPresent(JSONValue.self, forKey: .id)
-        method = try container.decodeIfPresent(JSONValue.self, forKey: .method)
-        isResponse = container.contains(.result) || container.contains(.error)
+    /// Nil when a member's value cannot be read (an unpaired surrogate escape in the method name).
+    init?(members: [JSONSyntax.Member], of line: Data) {
+        let base = line.startIndex
+        func slice(_ range: Range<Int>) -> Data { line[(base + range.lowerBound)..<(base + range.upperBound)] }
+        // The first member of a name counts (protocol/README.md, "duplicate member names"), as in Foundation's decoder.
+        var seen = Set<String>()
+        for member in members {
+            guard let name = Self.name(slice(member.name)), seen.insert(name).inserted else { continue }
+            let value = slice(member.value)
+            switch name {
+            case "jsonrpc": guard let read = Self.read(value) else { return nil }; jsonrpc = read
+            case "id": guard let read = Self.read(value) else { return nil }; id = read; hasID = true
+            case "method": guard let read = Self.read(value) else { return nil }; method = read
+            case "params": params = value
+            case "result", "error": isResponse = true
+            default: continue
+            }
+        }
     }
 
-    func classify(line: Data) -> IncomingMessage {
+    /// A member name: its bytes between the quotes when they hold no escape (every name a client
+    /// sends in practice), else decoded.
+    private static func name(_ quoted: Data) -> String? {
+        let inner = quoted.dropFirst().dropLast()
+        if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
+        return try? JSONDecoder().decode(String.self, from: quoted)
+    }
+
+    /// A small value (jsonrpc, id, method): plain strings and integers directly, anything else decoded.
+    private static func read(_ value: Data) -> JSONValue? {
+        if value.first == UInt8(ascii: "\""), !value.contains(UInt8(ascii: "\\")) {
+            return .string(String(decoding: value.dropFirst().dropLast(), as: UTF8.self))
+        }
+        if value.count <= 15, let integer = Int64(String(decoding: value, as: UTF8.self)) {
+            return .number(Double(integer))
+        }
+        return try? JSONDecoder().decode(JSONValue.self, from: value)
+    }
+
+    func classify() -> IncomingMessage {
         // Read the id first, so that every later error can name the request it answers.
         var requestID: RequestID?
         if hasID {
@@ -105,7 +134,7 @@ struct Envelope: Decodable {
         guard case .string(let name) = method else {
             return .invalid(id: requestID, error: .invalidRequest("'method' must be a string"))
         }
-        if let requestID { return .request(id: requestID, method: name, line: line) }
-        return .notification(method: name, line: line)
+        if let requestID { return .request(id: requestID, method: name, params: params) }
+        return .notification(method: name, params: params)
     }
 }

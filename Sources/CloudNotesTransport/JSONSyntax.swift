@@ -7,9 +7,18 @@
 /// gets -32700, however deep or long it is.
 enum JSONSyntax {
     enum Verdict: Equatable {
-        case object, array, scalar
+        /// An object, with where each of its members is, so that a reader can take them without parsing
+        /// the line again.
+        case object([Member])
+        case array, scalar
         case invalid(String)
         case tooDeep
+    }
+
+    /// Where one member of the top-level object is: byte offsets of its name (quotes included) and its value.
+    struct Member: Equatable {
+        var name: Range<Int>
+        var value: Range<Int>
     }
 
     /// Checks `bytes`; returns the kind of the top-level value, or what is wrong.
@@ -24,6 +33,11 @@ enum JSONSyntax {
         var position = 0
         /// The open containers, innermost last: true for an object.
         var stack: [Bool] = []
+        /// The members of the top-level object, as far as scanned.
+        var members: [Member] = []
+        /// The name of the top-level member being scanned, and where its value starts.
+        var memberName: Range<Int>?
+        var memberValueStart: Int?
 
         init(bytes: [UInt8], maxDepth: Int) {
             self.bytes = bytes
@@ -38,7 +52,7 @@ enum JSONSyntax {
             skipSpace()
             guard position == bytes.count else { return .invalid("unexpected text after the JSON value at byte \(position)") }
             switch first {
-            case UInt8(ascii: "{"): return .object
+            case UInt8(ascii: "{"): return .object(members)
             case UInt8(ascii: "["): return .array
             default: return .scalar
             }
@@ -48,9 +62,14 @@ enum JSONSyntax {
         mutating func value() -> Verdict? {
             var expectingValue = true
             while true {
+                if !expectingValue, stack.count == 1, let start = memberValueStart, let name = memberName {
+                    members.append(Member(name: name, value: start..<position))
+                    memberValueStart = nil
+                }
                 skipSpace()
                 if expectingValue {
                     guard position < bytes.count else { return .invalid("the line ends inside a value") }
+                    if stack.count == 1 { memberValueStart = position }
                     switch bytes[position] {
                     case UInt8(ascii: "{"), UInt8(ascii: "["):
                         let isObject = bytes[position] == UInt8(ascii: "{")
@@ -103,7 +122,9 @@ enum JSONSyntax {
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
                 return .invalid("expected a member name at byte \(position)")
             }
+            let start = position
             if let problem = string() { return problem }
+            if stack.count == 1 { memberName = start..<position }
             skipSpace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
                 return .invalid("expected ':' at byte \(position)")
@@ -115,6 +136,8 @@ enum JSONSyntax {
         mutating func string() -> Verdict? {
             position += 1  // the opening quote
             while position < bytes.count {
+                position = bytes.withUnsafeBufferPointer { JSONStringBytes.firstSpecial(in: $0, from: position) }
+                guard position < bytes.count else { break }
                 let byte = bytes[position]
                 position += 1
                 switch byte {

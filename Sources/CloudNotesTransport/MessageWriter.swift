@@ -5,11 +5,31 @@ import Synchronization
 // MARK: - Writing messages
 
 /// Writes JSON-RPC messages, one per line, to a file descriptor; safe to call from any thread.
+///
+/// Between `startBatch()` and `finishBatch()` messages are gathered and written together (in the order
+/// they were sent), so that a request's notifications and response, or the responses to a burst of
+/// pipelined requests, cost one `write(2)` and wake the client once, not once per message.
 public final class MessageWriter: Sendable {
     let fileDescriptor: Int32
-    private let lock = Mutex(())
+    private let state = Mutex(State())
     /// Keys come out in declaration order: clients must not depend on key order.
     private let encoder = StreamingJSONEncoder()
+
+    /// A batch is written early once it holds this many bytes…
+    static let maxBatchBytes = 1 << 16
+    /// … or once its first message has waited this long, so that a slow request behind a burst does
+    /// not hold back the responses before it.
+    static let maxBatchDelay = Duration.milliseconds(1)
+    private static let delayQueue = DispatchQueue(label: "cloudnotes.output-batch")
+
+    private struct State: ~Copyable {
+        var pending: [UInt8] = []
+        var batching = false
+        /// When the oldest message in `pending` was sent.
+        var pendingSince: ContinuousClock.Instant?
+        /// Whether a delayed flush is scheduled (see `continueBatch()`).
+        var timerArmed = false
+    }
 
     public init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
@@ -27,6 +47,23 @@ public final class MessageWriter: Sendable {
         write(OutgoingError(id: id, error: error))
     }
 
+    // MARK: - Batches
+
+    /// Gathers the messages sent from now on until `finishBatch()`.
+    public func startBatch() {
+        state.withLock { $0.batching = true }
+    }
+
+    /// Writes the gathered messages, and each later one as it is sent.
+    public func finishBatch() {
+        state.withLock { state in
+            state.batching = false
+            flush(&state)
+        }
+    }
+
+    // MARK: - Writing
+
     /// Encodes and writes one message; a message that cannot be encoded becomes an internal error.
     func write(_ message: some Encodable) {
         var data: [UInt8]
@@ -36,17 +73,60 @@ public final class MessageWriter: Sendable {
             data = Array(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error: a reply could not be encoded"}}"#.utf8)
         }
         data.append(UInt8(ascii: "\n"))
-        lock.withLock { _ in
-            data.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return  // the client went away; the read side will see end of input
-                    }
-                    offset += written
+        state.withLock { state in
+            guard state.batching else {
+                // Nothing is pending outside a batch (finishing one flushes it): write straight away.
+                writeAll(data)
+                return
+            }
+            if state.pending.isEmpty {
+                state.pending = data
+                state.pendingSince = .now
+            } else {
+                state.pending.append(contentsOf: data)
+            }
+            if state.pending.count >= Self.maxBatchBytes { flush(&state) }
+        }
+    }
+
+    /// Keeps the batch open across requests (more wait to be handled), and makes sure what it holds is
+    /// written within `maxBatchDelay` even if the next request is slow.
+    public func continueBatch() {
+        state.withLock { state in
+            guard state.batching, let since = state.pendingSince, !state.timerArmed else { return }
+            state.timerArmed = true
+            Self.delayQueue.asyncAfter(deadline: .now() + .microseconds(Int(Self.maxBatchDelay / .microseconds(1)))) {
+                self.flush(ifPendingSince: since)
+            }
+        }
+    }
+
+    /// Writes a batch that has waited its time, unless it was written since.
+    private func flush(ifPendingSince since: ContinuousClock.Instant) {
+        state.withLock { state in
+            state.timerArmed = false
+            if state.pendingSince == since { flush(&state) }
+        }
+    }
+
+    private func flush(_ state: inout State) {
+        guard !state.pending.isEmpty else { return }
+        writeAll(state.pending)
+        state.pending.removeAll(keepingCapacity: state.pending.count <= Self.maxBatchBytes)
+        state.pendingSince = nil
+    }
+
+    /// Writes every byte, unless the client went away (the read side then sees end of input).
+    private func writeAll(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
                 }
+                offset += written
             }
         }
     }

@@ -5,12 +5,12 @@ import Foundation
 
 /// Decodes the `params` of a message into its Codable type, with errors that name the param at fault.
 public enum ParamsDecoding {
-    public static func decode<Params: Decodable>(_ type: Params.Type, from line: Data) throws(ResponseError) -> Params {
+    /// Decodes `params`, the JSON text of a message's params; nil (absent) and `null` count as `{}`, so
+    /// that all-optional params get their defaults.
+    public static func decode<Params: Decodable>(_ type: Params.Type, from params: Data?) throws(ResponseError) -> Params {
         do {
-            let envelope = try JSONDecoder().decode(ParamsEnvelope<Params>.self, from: line)
-            if let params = envelope.params { return params }
-            // Absent or null params: as if `{}` was sent, so all-optional params get their defaults.
-            return try JSONDecoder().decode(Params.self, from: Data("{}".utf8))
+            guard let params, !isNull(params) else { return try JSONDecoder().decode(Params.self, from: Data("{}".utf8)) }
+            return try JSONDecoder().decode(Params.self, from: params)
         } catch let error as ResponseError {
             throw error  // a type that validates itself says precisely what is wrong
         } catch let error as DecodingError {
@@ -19,10 +19,10 @@ public enum ParamsDecoding {
             throw .invalidParams(param: nil, String(describing: error))
         }
     }
-}
 
-struct ParamsEnvelope<Params: Decodable>: Decodable {
-    var params: Params?
+    private static func isNull(_ json: Data) -> Bool {
+        json.count == 4 && json.elementsEqual("null".utf8)
+    }
 }
 
 extension ResponseError {
@@ -30,7 +30,7 @@ extension ResponseError {
     static func invalidParams(from error: DecodingError) -> ResponseError {
         func path(_ codingPath: [any CodingKey]) -> String? {
             var parts: [String] = []
-            for key in codingPath where !(parts.isEmpty && key.stringValue == "params") {
+            for key in codingPath {
                 if let index = key.intValue { parts.append("[\(index)]") } else { parts.append((parts.isEmpty ? "" : ".") + key.stringValue) }
             }
             return parts.isEmpty ? nil : parts.joined()
@@ -39,7 +39,7 @@ extension ResponseError {
         case .keyNotFound(let key, let context):
             return .invalidParams(param: path(context.codingPath + [key]), "is missing")
         case .valueNotFound(let type, let context):
-            if context.codingPath.count == 1 {
+            if context.codingPath.isEmpty {
                 return .invalidParams(param: nil, "params must be an object")
             }
             return .invalidParams(param: path(context.codingPath), "must not be null (expected \(describe(type)))")

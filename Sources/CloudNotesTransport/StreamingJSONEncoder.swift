@@ -85,21 +85,22 @@ final class JSONOutput {
         var string = string
         string.withUTF8 { utf8 in
             var runStart = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            while true {
+                let index = JSONStringBytes.firstSpecial(in: utf8, from: runStart)
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                guard index < utf8.count else { break }
                 runStart = index + 1
-                switch byte {
+                switch utf8[index] {
                 case UInt8(ascii: "\""): append("\\\"")
                 case UInt8(ascii: "\\"): append("\\\\")
                 case UInt8(ascii: "\n"): append("\\n")
                 case UInt8(ascii: "\r"): append("\\r")
                 case UInt8(ascii: "\t"): append("\\t")
-                default:
+                case let byte:
                     let hex = Array("0123456789abcdef".utf8)
                     bytes.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
     }

@@ -53,6 +53,18 @@ struct MemoStoreTests {
         #expect(!change.changedAnything && change.memo.version == 1 && change.memo.modifiedAt == 1)
     }
 
+    @Test("a text that differs only in its Unicode form is a change: bytes count, not canonical equality")
+    func normalizationIsAChange() throws {
+        let store = try MemoStore()
+        let composed = "caf\u{E9} 한"  // é as one scalar; 한 as one syllable
+        let decomposed = "cafe\u{301} \u{1112}\u{1161}\u{11AB}"  // e + combining accent; 한 as three jamo
+        #expect(composed == decomposed)  // what Swift's == says, and why the store must not use it
+        let memo = try store.create(text: composed, now: 1, filter: nil).memo
+        let change = try store.update(id: memo.id, text: decomposed, baseVersion: 1, now: 2, filter: nil)
+        #expect(change.changedAnything && change.memo.version == 2)
+        #expect(try store.memo(id: memo.id)?.text.utf8.elementsEqual(decomposed.utf8) == true)
+    }
+
     @Test("text is kept byte for byte")
     func exactText() throws {
         let store = try MemoStore()

@@ -17,7 +17,30 @@ struct MessageDecoderTests {
         return nil
     }
 
-    @Test("requests and notifications are told apart and keep their line")
+    @Test("the params are handed on as their exact JSON text, wherever they stand in the line")
+    func paramsText() {
+        let params = #"{"a":[1,{"b":"}\\"}],"c":{}}"#
+        let lines = [
+            #"{"jsonrpc":"2.0","id":7,"method":"x","params":"# + params + "}",
+            #" { "params" :  "# + params + #" , "method":"x","id":7,"jsonrpc":"2.0" } "#,
+            #"{"params":"# + params + #","id":7,"jsonrpc":"2\u002e0","method":"\u0078","params":[1]}"#,
+        ]
+        for line in lines {
+            guard case .request(let id, let method, let found?) = decoder.decode(Data(line.utf8)) else {
+                Issue.record("no params in \(line)")
+                continue
+            }
+            #expect(id == .number(7))
+            #expect(method == "x")
+            #expect(String(decoding: found, as: UTF8.self) == params)
+        }
+        guard case .notification(_, nil) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"x"}"#.utf8)) else {
+            Issue.record("params where there are none")
+            return
+        }
+    }
+
+    @Test("requests and notifications are told apart")
     func classification() {
         guard case .request(let id, let method, _) = decoder.decode(Data(#"{"jsonrpc":"2.0","id":"a","method":"memo/list"}"#.utf8)) else {
             Issue.record("not a request")
@@ -79,9 +102,20 @@ struct MessageDecoderTests {
 
 @Suite("Params decoding")
 struct ParamsDecodingTests {
-    func invalid<P: Decodable>(_ type: P.Type, _ line: String) -> ResponseError? {
+    /// Decodes the params of `members` (a JSON object's members, such as `{"params":…}`) sent as a request,
+    /// the way the server does: the message decoder finds the params, the handler decodes them.
+    func decode<P: Decodable>(_ type: P.Type, _ members: String) throws(ResponseError) -> P {
+        let line = #"{"jsonrpc":"2.0","id":1,"method":"m""# + (members == "{}" ? "}" : "," + members.dropFirst())
+        guard case .request(_, _, let params) = MessageDecoder(maxNestingDepth: 64).decode(Data(line.utf8)) else {
+            Issue.record("not a request: \(line)")
+            throw .internalError("not a request")
+        }
+        return try ParamsDecoding.decode(type, from: params)
+    }
+
+    func invalid<P: Decodable>(_ type: P.Type, _ members: String) -> ResponseError? {
         do {
-            _ = try ParamsDecoding.decode(type, from: Data(line.utf8))
+            _ = try decode(type, members)
             return nil
         } catch {
             return error
@@ -106,8 +140,9 @@ struct ParamsDecodingTests {
 
     @Test("absent or null params mean no params; unknown params are ignored")
     func lenientWhereLSPIs() throws {
-        #expect(try ParamsDecoding.decode(ListRequest.self, from: Data("{}".utf8)) == ListRequest())
-        #expect(try ParamsDecoding.decode(ListRequest.self, from: Data(#"{"params":null}"#.utf8)) == ListRequest())
-        #expect(try ParamsDecoding.decode(ListRequest.self, from: Data(#"{"params":{"limit":3,"colour":"red"}}"#.utf8)) == ListRequest(limit: 3))
+        #expect(try decode(ListRequest.self, "{}") == ListRequest())
+        #expect(try decode(ListRequest.self, #"{"params":null}"#) == ListRequest())
+        #expect(try decode(ListRequest.self, #"{"params":{"limit":3,"colour":"red"}}"#) == ListRequest(limit: 3))
+        #expect(try decode(ListRequest.self, #"{"params" : {"limit":3} , "params":{"limit":4}}"#) == ListRequest(limit: 3))
     }
 }

@@ -41,7 +41,13 @@ extension MemoStore {
         let headRevision = try head.flatMap { try Revision.fetch(id: $0.revision, db) }
         let content = RevisionContent(
             text: memo.deleted ? nil : memo.text, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt)
-        let unchanged = headRevision.map { $0.content.text == content.text } ?? content.deleted
+        let unchanged = headRevision.map { head in
+            switch (head.content.text, content.text) {
+            case (nil, nil): true
+            case let (old?, new?): old.hasSameBytes(as: new)  // bytes, not canonical equality
+            default: false
+            }
+        } ?? content.deleted
         if unchanged {
             if let head { try Self.setHead(of: memo.id, to: head.revision, seq: memo.seq, db) }
             return head?.revision
