@@ -28,8 +28,16 @@ actor SyncCoordinator {
 
     /// Sync's own connection, opened at the first sync.
     private var syncStore: MemoStore?
-    /// Syncs under way (they take turns on the store's sync lock).
+    /// Syncs under way, running or waiting for their turn.
     private var running = 0
+    /// When the latest sync was asked for: an automatic sync asked for before then is done by it,
+    /// since that sync reads the store only after it was asked for.
+    private var latestAsk: ContinuousClock.Instant?
+    /// Whether a sync holds the turn.
+    private var turnTaken = false
+    /// The syncs waiting for their turn, first asked first.
+    private var waitingForTurn: [(id: UInt64, resume: CheckedContinuation<Void, any Error>)] = []
+    private var nextWaiter: UInt64 = 0
     /// The `sync/now` requests waiting or running: every sync's progress goes to them, so one that
     /// waits behind the server's own sync shows that sync's progress.
     private let listeners = ProgressListeners()
@@ -139,16 +147,25 @@ actor SyncCoordinator {
 
     private func scheduleSync(after delay: Duration) {
         pendingWait?.cancel()
+        let askedAt = ContinuousClock.now
         pendingWait = Task { [weak self] in
             if delay > .zero { try? await Task.sleep(for: delay) }
             guard !Task.isCancelled, let self else { return }
-            await self.startAutomaticSync()
+            await self.startAutomaticSync(askedAt: askedAt)
         }
     }
 
     /// Starts a sync in a task of its own, which nothing cancels: the next edit's wait must not.
-    private func startAutomaticSync() {
-        Task { [weak self] in _ = try? await self?.runSync() }
+    private func startAutomaticSync(askedAt: ContinuousClock.Instant) {
+        Task { [weak self] in _ = try? await self?.runAutomaticSync(askedAt: askedAt) }
+    }
+
+    /// Runs the sync asked for at `askedAt`, unless one that began since (a `sync/now`) does its work:
+    /// a second sync right behind it would find nothing to do, and show the client a sync that
+    /// never seems to end.
+    private func runAutomaticSync(askedAt: ContinuousClock.Instant) async throws(ResponseError) {
+        if let latestAsk, latestAsk > askedAt { return }
+        _ = try await runSync()
     }
 
     private func restartPeriodic() {
@@ -159,7 +176,7 @@ actor SyncCoordinator {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard !Task.isCancelled, let self else { return }
-                await self.startAutomaticSync()
+                await self.startAutomaticSync(askedAt: .now)
             }
         }
     }
@@ -168,12 +185,15 @@ actor SyncCoordinator {
 
     private func runSync() async throws(ResponseError) -> SyncReport {
         running += 1
+        latestAsk = .now
         notifyStatus()
         defer {
             running -= 1
             notifyStatus()
         }
         do {
+            try await takeTurn()
+            defer { passTurn() }
             let listeners = listeners
             return try await makeEngine().sync { step in listeners.report(step) }
         } catch {
@@ -181,6 +201,45 @@ actor SyncCoordinator {
             if error == .cancelled { throw .cancelled }
             throw .syncFailed(error.description, reason: error.reason)
         }
+    }
+
+    // MARK: Taking turns
+
+    /// Waits until the syncs asked for before this one have ended. The store's sync lock alone keeps
+    /// syncs apart but lets a later one overtake, and a `sync/now` answered before the sync ahead of
+    /// it ended would tell the client that sync is still going.
+    private func takeTurn() async throws {
+        guard turnTaken else {
+            turnTaken = true
+            return
+        }
+        let id = nextWaiter
+        nextWaiter += 1
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (resume: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    resume.resume(throwing: SyncError.cancelled)
+                } else {
+                    waitingForTurn.append((id, resume))
+                }
+            }
+        } onCancel: {
+            Task { await self.stopWaiting(id) }
+        }
+    }
+
+    /// Hands the turn to the sync that has waited longest.
+    private func passTurn() {
+        if waitingForTurn.isEmpty {
+            turnTaken = false
+        } else {
+            waitingForTurn.removeFirst().resume.resume()
+        }
+    }
+
+    private func stopWaiting(_ id: UInt64) {
+        guard let index = waitingForTurn.firstIndex(where: { $0.id == id }) else { return }
+        waitingForTurn.remove(at: index).resume.resume(throwing: SyncError.cancelled)
     }
 
     /// The engine for the store's remote, on sync's own connection. A remote that cannot even be

@@ -357,6 +357,29 @@ def test_sync_now_during_the_servers_own_sync_reports_no_failure(servers, remote
     assert not failures, f"the front end was told a sync failed: {failures[0].get('lastError')}"
 
 
+def test_a_sync_now_right_after_configure_leaves_no_sync_behind_it(servers, remote):
+    # sync/configure asks for a sync; a sync/now that starts before that one does its work, so the
+    # client that waited for sync/now is told sync is idle, and no second sync follows it.
+    server = start(servers, servers.store)
+    for index in range(12):
+        server.create(f"memo {index} before round {index}")
+        since = len(server.mirror.statuses)
+        configure_id = server.send_request("sync/configure", {"remote": folder_url(remote)})
+        now_id = server.send_request("sync/now", {})
+        notes, configured = server.wait_response(configure_id, timeout=60)
+        server.mirror.apply(notes)
+        assert "result" in configured, configured
+        notes, response = server.wait_response(now_id, timeout=60)
+        server.mirror.apply(notes)
+        assert "result" in response, response
+        assert response["result"]["status"]["state"] == "idle", (index, response["result"])
+        assert response["result"]["status"]["pendingChanges"] == 0, (index, response["result"])
+        answered = len(server.mirror.statuses)
+        wait_for(server, lambda mirror: True, settle=0.3)
+        later = [status["state"] for status in server.mirror.statuses[answered:]]
+        assert "syncing" not in later, (index, server.mirror.statuses[since:])
+
+
 def test_edits_during_the_servers_own_sync_do_not_make_it_fail(servers, remote):
     # Edits schedule a sync once they settle; one already under way is not a failure, and the front
     # end must not be told that it failed.
