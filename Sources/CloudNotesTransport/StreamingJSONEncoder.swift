@@ -12,7 +12,7 @@ struct StreamingJSONEncoder {
     func encode(_ value: some Encodable) throws -> [UInt8] {
         let output = JSONOutput()
         output.bytes.reserveCapacity(256)
-        try output.write(value, codingPath: [])
+        try output.write(value, at: .root)
         return output.bytes
     }
 }
@@ -20,21 +20,26 @@ struct StreamingJSONEncoder {
 /// The bytes written so far, and the containers still open.
 final class JSONOutput {
     var bytes: [UInt8] = []
-    /// The closing bracket of each open container, innermost last.
-    private var closers: [UInt8] = []
+    /// Each open container, innermost last: its closing bracket and how many entries it has.
+    private var open: [(closer: UInt8, entries: Int)] = []
 
     /// Writes one value: the containers it opens are closed when it returns.
-    func write(_ value: some Encodable, codingPath: [any CodingKey]) throws {
-        switch value {
-        case let string as String: writeString(string)
-        case let bool as Bool: append(bool ? "true" : "false")
-        case let int as Int: append(String(int))
-        case let int as Int64: append(String(int))
-        case let double as Double: try writeDouble(double, codingPath: codingPath)
-        default:
-            let mark = closers.count
+    func write<T: Encodable>(_ value: T, at position: CodingPosition) throws {
+        // Comparing types is cheap; a cast that fails, tried for every value, is not.
+        if T.self == String.self {
+            writeString(value as! String)
+        } else if T.self == Int.self {
+            writeInteger(value as! Int)
+        } else if T.self == Int64.self {
+            writeInteger(value as! Int64)
+        } else if T.self == Bool.self {
+            append((value as! Bool) ? "true" : "false")
+        } else if T.self == Double.self {
+            try writeDouble(value as! Double, at: position)
+        } else {
+            let mark = open.count
             let start = bytes.count
-            try value.encode(to: ValueEncoder(output: self, codingPath: codingPath))
+            try value.encode(to: ValueEncoder(output: self, position: position))
             close(downTo: mark)
             if bytes.count == start { append("{}") }  // a value that encoded nothing, as JSONEncoder does
         }
@@ -45,37 +50,48 @@ final class JSONOutput {
     /// Opens a container; returns its place in the stack of open containers.
     func open(_ opening: UInt8, closing: UInt8) -> Int {
         bytes.append(opening)
-        closers.append(closing)
-        return closers.count - 1
+        open.append((closing, 0))
+        return open.count - 1
     }
 
     private func close(downTo count: Int) {
-        while closers.count > count {
-            bytes.append(closers.removeLast())
+        while open.count > count {
+            bytes.append(open.removeLast().closer)
         }
     }
 
     /// Starts a member or element of the container at `container`: closes the containers its previous
     /// entry left open (nested ones), then writes the separator.
-    func beginEntry(of container: Int, isFirst: Bool) {
+    func beginEntry(of container: Int) {
         close(downTo: container + 1)
-        if !isFirst { bytes.append(UInt8(ascii: ",")) }
+        guard container < open.count else { return }  // written after its container closed: as JSONEncoder, no separator to add
+        if open[container].entries > 0 { bytes.append(UInt8(ascii: ",")) }
+        open[container].entries += 1
+    }
+
+    /// The entries written so far into the container at `container`.
+    func entries(of container: Int) -> Int {
+        container < open.count ? open[container].entries : 0
     }
 
     // MARK: Scalars
 
-    func append(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+    func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    func writeDouble(_ double: Double, codingPath: [any CodingKey]) throws {
+    func writeInteger(_ integer: some BinaryInteger) {
+        bytes.append(contentsOf: String(integer).utf8)
+    }
+
+    func writeDouble(_ double: Double, at position: CodingPosition) throws {
         guard double.isFinite else {
-            throw EncodingError.invalidValue(double, .init(codingPath: codingPath, debugDescription: "JSON has no \(double)"))
+            throw EncodingError.invalidValue(double, .init(codingPath: position.codingPath, debugDescription: "JSON has no \(double)"))
         }
         if double.rounded() == double, abs(double) < 1e15 {
-            append(String(Int64(double)))
+            writeInteger(Int64(double))
         } else {
-            append("\(double)")
+            bytes.append(contentsOf: "\(double)".utf8)
         }
     }
 
@@ -97,8 +113,10 @@ final class JSONOutput {
                 case UInt8(ascii: "\r"): append("\\r")
                 case UInt8(ascii: "\t"): append("\\t")
                 case let byte:
-                    let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                    let hex: StaticString = "0123456789abcdef"
+                    append("\\u00")
+                    bytes.append(hex.utf8Start[Int(byte >> 4)])
+                    bytes.append(hex.utf8Start[Int(byte & 0xF)])
                 }
             }
         }
@@ -106,43 +124,75 @@ final class JSONOutput {
     }
 }
 
+// MARK: - Coding paths
+
+/// Where a value is written, for the coding path of an error. Encoding never needs the path, so it is
+/// put together only when asked for: no array is built per key.
+struct CodingPosition {
+    /// The path of the container holding the value.
+    let container: CodingPathNode?
+    /// The value's key in that container; nil for an element of an unkeyed container, or the root.
+    let key: (any CodingKey)?
+
+    static var root: CodingPosition { CodingPosition(container: nil, key: nil) }
+
+    var codingPath: [any CodingKey] {
+        (container?.codingPath ?? []) + (key.map { [$0] } ?? [])
+    }
+
+    /// The path of a container opened at this position.
+    var node: CodingPathNode? {
+        key.map { CodingPathNode(parent: container, key: $0) } ?? container
+    }
+}
+
+/// One key of a coding path, linked to the path of its container.
+final class CodingPathNode {
+    let parent: CodingPathNode?
+    let key: any CodingKey
+
+    init(parent: CodingPathNode?, key: any CodingKey) {
+        self.parent = parent
+        self.key = key
+    }
+
+    var codingPath: [any CodingKey] {
+        (parent?.codingPath ?? []) + [key]
+    }
+}
+
 // MARK: - Encoder
 
 private struct ValueEncoder: Encoder {
     let output: JSONOutput
-    let codingPath: [any CodingKey]
+    let position: CodingPosition
+    var codingPath: [any CodingKey] { position.codingPath }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let index = output.open(UInt8(ascii: "{"), closing: UInt8(ascii: "}"))
-        return KeyedEncodingContainer(KeyedContainer<Key>(output: output, codingPath: codingPath, index: index))
+        return KeyedEncodingContainer(KeyedContainer<Key>(output: output, path: position.node, index: index))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         let index = output.open(UInt8(ascii: "["), closing: UInt8(ascii: "]"))
-        return UnkeyedContainer(output: output, codingPath: codingPath, index: index)
+        return UnkeyedContainer(output: output, path: position.node, index: index)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        SingleValueContainer(output: output, codingPath: codingPath)
+        SingleValueContainer(output: output, position: position)
     }
-}
-
-/// Counts the entries written, shared by copies of a container.
-private final class EntryCount {
-    var value = 0
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let output: JSONOutput
-    let codingPath: [any CodingKey]
+    let path: CodingPathNode?
     /// This container's place in the output's stack of open containers.
     let index: Int
-    let count = EntryCount()
+    var codingPath: [any CodingKey] { path?.codingPath ?? [] }
 
     private func begin(_ key: Key) {
-        output.beginEntry(of: index, isFirst: count.value == 0)
-        count.value += 1
+        output.beginEntry(of: index)
         output.writeString(key.stringValue)
         output.bytes.append(UInt8(ascii: ":"))
     }
@@ -152,19 +202,39 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         output.append("null")
     }
 
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        begin(key)
+        output.writeString(value)
+    }
+
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        begin(key)
+        output.append(value ? "true" : "false")
+    }
+
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        begin(key)
+        output.writeInteger(value)
+    }
+
+    mutating func encode(_ value: Int64, forKey key: Key) throws {
+        begin(key)
+        output.writeInteger(value)
+    }
+
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         begin(key)
-        try output.write(value, codingPath: codingPath + [key])
+        try output.write(value, at: CodingPosition(container: path, key: key))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         begin(key)
-        return ValueEncoder(output: output, codingPath: codingPath + [key]).container(keyedBy: keyType)
+        return encoder(for: key).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         begin(key)
-        return ValueEncoder(output: output, codingPath: codingPath + [key]).unkeyedContainer()
+        return encoder(for: key).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -173,66 +243,75 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         begin(key)
-        return ValueEncoder(output: output, codingPath: codingPath + [key])
+        return encoder(for: key)
+    }
+
+    private func encoder(for key: Key) -> ValueEncoder {
+        ValueEncoder(output: output, position: CodingPosition(container: path, key: key))
     }
 }
 
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
     let output: JSONOutput
-    let codingPath: [any CodingKey]
+    let path: CodingPathNode?
     let index: Int
-    let entries = EntryCount()
-    var count: Int { entries.value }
+    var codingPath: [any CodingKey] { path?.codingPath ?? [] }
+    var count: Int { output.entries(of: index) }
 
-    private func begin() {
-        output.beginEntry(of: index, isFirst: entries.value == 0)
-        entries.value += 1
+    private var element: ValueEncoder {
+        ValueEncoder(output: output, position: CodingPosition(container: path, key: nil))
     }
 
     mutating func encodeNil() throws {
-        begin()
+        output.beginEntry(of: index)
         output.append("null")
     }
 
+    mutating func encode(_ value: String) throws {
+        output.beginEntry(of: index)
+        output.writeString(value)
+    }
+
     mutating func encode<T: Encodable>(_ value: T) throws {
-        begin()
-        try output.write(value, codingPath: codingPath)
+        output.beginEntry(of: index)
+        try output.write(value, at: element.position)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        begin()
-        return ValueEncoder(output: output, codingPath: codingPath).container(keyedBy: keyType)
+        output.beginEntry(of: index)
+        return element.container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        begin()
-        return ValueEncoder(output: output, codingPath: codingPath).unkeyedContainer()
+        output.beginEntry(of: index)
+        return element.unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder {
-        begin()
-        return ValueEncoder(output: output, codingPath: codingPath)
+        output.beginEntry(of: index)
+        return element
     }
 }
 
 private struct SingleValueContainer: SingleValueEncodingContainer {
     let output: JSONOutput
-    let codingPath: [any CodingKey]
+    let position: CodingPosition
+    var codingPath: [any CodingKey] { position.codingPath }
 
     mutating func encodeNil() throws { output.append("null") }
     mutating func encode(_ value: Bool) throws { output.append(value ? "true" : "false") }
     mutating func encode(_ value: String) throws { output.writeString(value) }
-    mutating func encode(_ value: Double) throws { try output.writeDouble(value, codingPath: codingPath) }
-    mutating func encode(_ value: Float) throws { try output.writeDouble(Double(value), codingPath: codingPath) }
-    mutating func encode(_ value: Int) throws { output.append(String(value)) }
-    mutating func encode(_ value: Int8) throws { output.append(String(value)) }
-    mutating func encode(_ value: Int16) throws { output.append(String(value)) }
-    mutating func encode(_ value: Int32) throws { output.append(String(value)) }
-    mutating func encode(_ value: Int64) throws { output.append(String(value)) }
-    mutating func encode(_ value: UInt) throws { output.append(String(value)) }
-    mutating func encode(_ value: UInt8) throws { output.append(String(value)) }
-    mutating func encode(_ value: UInt16) throws { output.append(String(value)) }
-    mutating func encode(_ value: UInt32) throws { output.append(String(value)) }
-    mutating func encode(_ value: UInt64) throws { output.append(String(value)) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try output.write(value, codingPath: codingPath) }
+    mutating func encode(_ value: Double) throws { try output.writeDouble(value, at: position) }
+    mutating func encode(_ value: Float) throws { try output.writeDouble(Double(value), at: position) }
+    mutating func encode(_ value: Int) throws { output.writeInteger(value) }
+    mutating func encode(_ value: Int8) throws { output.writeInteger(value) }
+    mutating func encode(_ value: Int16) throws { output.writeInteger(value) }
+    mutating func encode(_ value: Int32) throws { output.writeInteger(value) }
+    mutating func encode(_ value: Int64) throws { output.writeInteger(value) }
+    mutating func encode(_ value: UInt) throws { output.writeInteger(value) }
+    mutating func encode(_ value: UInt8) throws { output.writeInteger(value) }
+    mutating func encode(_ value: UInt16) throws { output.writeInteger(value) }
+    mutating func encode(_ value: UInt32) throws { output.writeInteger(value) }
+    mutating func encode(_ value: UInt64) throws { output.writeInteger(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try output.write(value, at: position) }
 }

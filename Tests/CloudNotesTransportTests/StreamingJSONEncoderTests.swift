@@ -43,6 +43,36 @@ struct StreamingJSONEncoderTests {
         #expect(throws: EncodingError.self) { try StreamingJSONEncoder().encode([Double.nan]) }
         #expect(String(decoding: try StreamingJSONEncoder().encode([1.5, 2, -0.25]), as: UTF8.self) == "[1.5,2,-0.25]")
     }
+
+    @Test("an error names the path of the value that failed, as Foundation's encoder does")
+    func errorPath() throws {
+        func path(_ encode: () throws -> Void) -> [String] {
+            do {
+                try encode()
+            } catch let EncodingError.invalidValue(_, context) {
+                return context.codingPath.map(\.stringValue)
+            } catch {}
+            return ["no invalidValue error"]
+        }
+        let value = Outer(inner: Inner(number: 1, single: Single(value: .infinity)))
+        let streamed = path { _ = try StreamingJSONEncoder().encode(value) }
+        #expect(streamed == ["inner", "single"])
+        #expect(streamed == path { _ = try JSONEncoder().encode(value) })
+    }
+}
+
+private struct Outer: Encodable { let inner: Inner }
+private struct Inner: Encodable {
+    let number: Int
+    let single: Single
+}
+/// Encodes itself as a single value, as `MemoID` and `Timestamp` do.
+private struct Single: Encodable {
+    let value: Double
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
 }
 
 private struct Empty: Encodable {}
