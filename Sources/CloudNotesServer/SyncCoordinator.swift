@@ -131,10 +131,10 @@ actor SyncCoordinator {
         restartPeriodic()
     }
 
-    /// A memo changed here: sync once edits have settled for `settleDelay`.
     /// Whether an edit here calls for a sync (the store has a remote); cheap, and no hop.
     nonisolated var mayNeedSync: Bool { hasRemote.load(ordering: .relaxed) }
 
+    /// A memo changed here: sync once edits have settled for `settleDelay`.
     func noteLocalEdit() {
         guard mayNeedSync else { return }
         scheduleSync(after: settleDelay)

@@ -53,7 +53,7 @@ public struct SyncEngine: Sendable {
     /// Milliseconds since the epoch.
     @Sendable public static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// Syncs once, and records when it ended and why it failed, if it did.
+    /// Syncs once, and records when it ended and why it failed, if it did (a cancelled sync records nothing).
     public func sync(progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws -> SyncReport {
         let lock = try await SyncLock.acquire(for: store.path)
         defer { withExtendedLifetime(lock) {} }
@@ -69,6 +69,11 @@ public struct SyncEngine: Sendable {
             return report
         } catch {
             let error = Self.syncError(error)
+            if error == .cancelled {
+                // Stopped on request, not failed: what the last sync found still stands.
+                logger.info("sync cancelled")
+                throw error
+            }
             try? store.recordSyncEnd(at: now(), error: error.description)
             logger.warning("sync failed", metadata: ["error": "\(error)"])
             throw error

@@ -25,6 +25,29 @@ struct SyncEngineTests {
         #expect(try b.memos().isEmpty)
     }
 
+    @Test("a cancelled sync is no failure: the last sync's time and outcome stand")
+    func cancelledIsNoFailure() async throws {
+        let remote = try newFolderRemote()
+        var a = try Device(remote: remote)
+        try a.create("a memo\n")
+        try await a.sync()
+        let before = try a.store.syncState()
+        let device = a
+        let outcome: (any Error)? = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            do {
+                try await device.sync()
+                return nil
+            } catch {
+                return error
+            }
+        }.value
+        #expect(outcome as? SyncError == .cancelled)
+        let after = try a.store.syncState()
+        #expect(after.lastError == nil)
+        #expect(after.lastSyncAt == before.lastSyncAt)
+    }
+
     @Test("edits to different lines made apart merge, in either order of syncing")
     func concurrentEditsMerge() async throws {
         for aFirst in [true, false] {

@@ -342,6 +342,26 @@ def test_cancelling_a_long_sync_now_answers_cancelled_and_the_next_completes(ser
     assert "lastError" not in result["status"]
 
 
+def test_cancelling_a_sync_now_that_waits_behind_the_servers_own_sync(servers, remote):
+    # The sync/now waits for its turn behind the sync that sync/configure started; cancelled there, it
+    # answers at once, while that sync goes on to its end.
+    server = server_with_many_memos(servers)
+    since = len(server.mirror.statuses)
+    server.call("sync/configure", {"remote": folder_url(remote)})
+    wait_for(server, lambda mirror: any(s["state"] == "syncing" for s in mirror.statuses[since:]), settle=0)
+    request_id = server.send_request("sync/now", {})
+    time.sleep(0.1)
+    server.notify("$/cancelRequest", {"id": request_id})
+    notes, response = server.wait_response(request_id, timeout=60)
+    server.mirror.apply(notes)
+    assert response.get("error", {}).get("code") == REQUEST_CANCELLED, response
+    states = [status["state"] for status in server.mirror.statuses[since:]]
+    assert states[-1] == "syncing", f"answered only after the server's own sync ended: {states}"
+    wait_for(server, lambda mirror: mirror.statuses[-1]["state"] == "idle", timeout=120)
+    final = server.mirror.statuses[-1]
+    assert final["pendingChanges"] == 0 and "lastError" not in final, final
+
+
 def test_sync_now_during_the_servers_own_sync_reports_no_failure(servers, remote):
     # The sync/configure starts a sync; a sync/now meanwhile waits for it or takes over, but nothing
     # failed, and the front end must not hear that it did.
