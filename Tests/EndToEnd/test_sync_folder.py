@@ -220,21 +220,14 @@ def test_three_concurrent_edits_of_one_line_leave_one_copy_per_losing_text(tmp_r
     memo_id = a.new("Plan\nmonday\nend")
     for store in (a, b, c):
         store.sync("--remote", folder_url(remote))
-    a.edit(memo_id, "Plan\nA\nend")
+    root = {line["text"]: line for history in read_remote(remote).values() for line in history.revisions}["Plan\nmonday\nend"]
+    # B's revision id must sort before A's (the base of the crosswise merge is then A's). Ids are hashes, so
+    # A edits until its id is in the upper half, and B then until its id is below A's: each try succeeds
+    # with a chance of at least one half, and the test does not depend on luck.
+    a_text, a_id = until_revision_id(a, memo_id, root, "A", lambda revision: revision >= "8")
     a.sync()
-    published = {line["text"]: line for history in read_remote(remote).values() for line in history.revisions}
-    root, a_revision = published["Plan\nmonday\nend"], published["Plan\nA\nend"]
-    for attempt in range(20):  # B's revision id must sort before A's: the base of the crosswise merge is then A's
-        time.sleep(0.002)
-        b_text = f"Plan\nB{attempt}\nend"
-        b.edit(memo_id, b_text)
-        memo = b.memo(memo_id)
-        b_id = revision_id({"memo": memo_id, "parents": [root["id"]], "deleted": False, "text": b_text,
-                            "createdAt": epoch_ms(memo["createdAt"]), "modifiedAt": epoch_ms(memo["modifiedAt"])})
-        if b_id < a_revision["id"]:
-            break
-    else:
-        pytest.fail("B's revision id never sorted before A's")
+    assert a_id in {line["id"] for history in read_remote(remote).values() for line in history.revisions}
+    b_text, b_id = until_revision_id(b, memo_id, root, "B", lambda revision: revision < a_id)
     time.sleep(0.01)
     c.edit(memo_id, "Plan\nC\nend")
     c.sync()
@@ -245,8 +238,21 @@ def test_three_concurrent_edits_of_one_line_leave_one_copy_per_losing_text(tmp_r
     assert_identical([a, b, c])
     texts = a.texts()
     assert texts.pop(memo_id) == "Plan\nC\nend"
-    assert sorted(texts.values()) == [CONFLICT_PREFIX + "Plan\nA\nend", CONFLICT_PREFIX + b_text], texts
+    assert sorted(texts.values()) == [CONFLICT_PREFIX + a_text, CONFLICT_PREFIX + b_text], texts
 
+
+def until_revision_id(store, memo_id: str, root: dict, name: str, accept) -> tuple[str, str]:
+    """Edits the memo's middle line on `store` until the revision it would publish has an id that `accept`s."""
+    for attempt in range(40):
+        time.sleep(0.002)
+        text = f"Plan\n{name}{attempt}\nend"
+        store.edit(memo_id, text)
+        memo = store.memo(memo_id)
+        revision = revision_id({"memo": memo_id, "parents": [root["id"]], "deleted": False, "text": text,
+                                "createdAt": epoch_ms(memo["createdAt"]), "modifiedAt": epoch_ms(memo["modifiedAt"])})
+        if accept(revision):
+            return text, revision
+    pytest.fail(f"no revision id of {name}'s edits was accepted in 40 tries")
 
 @pytest.mark.parametrize("order", ["a_first", "b_first"])
 def test_edits_to_adjacent_lines_conflict(pair, order):
