@@ -79,6 +79,12 @@ let package = Package(
                 "CloudNotesSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            linkerSettings: [
+                // Relative relocations packed (DT_RELR, glibc 2.36+; lld has the option, gold does not):
+                // the dynamic loader reads ~30 KB at start-up instead of a 3 MB table that otherwise stays
+                // in the server's resident memory (measured by bench/run's peak RSS).
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux], configuration: .release)),
             ]
         ),
         // The message-path fuzzer (libFuzzer with -DFUZZING; otherwise it replays corpus files).

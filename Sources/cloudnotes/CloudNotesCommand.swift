@@ -19,6 +19,12 @@ struct CloudNotesCommand: AsyncParsableCommand {
             Sync.self, ProtocolSchema.self,
         ],
         defaultSubcommand: Serve.self)
+
+    /// Runs the command line, once the allocator is set up (see `ProcessMemory`).
+    static func main() async {
+        ProcessMemory.limitAllocatorArenas()
+        await main(nil)
+    }
 }
 
 /// Options every subcommand that opens the store shares.
