@@ -374,12 +374,13 @@ class Driver:
                 raise BenchError(f"{self.label}: detail/didClear after initialized: the store looks empty")
 
     def vm_kb(self) -> dict:
-        """VmHWM (peak RSS) and VmRSS of the process, in kB."""
+        """VmHWM (peak RSS), VmRSS and its parts (RssAnon: the process's own memory; RssFile: mapped file
+        pages, mostly the binary's code) of the process, in kB."""
         out = {}
         try:
             with open(f"/proc/{self.proc.pid}/status") as f:
                 for row in f:
-                    if row.startswith(("VmHWM:", "VmRSS:")):
+                    if row.startswith(("VmHWM:", "VmRSS:", "RssAnon:", "RssFile:")):
                         key, value = row.split(":", 1)
                         out[key] = int(value.split()[0])
         except OSError:
@@ -448,6 +449,7 @@ def fmt_ns(ns: float | None) -> str:
 
 
 MS = 1_000_000
+DECOY_TERM = "zqxvkj"  # searched between timed searches; the generated text never holds it
 MIN_TIMED_OPS = 50  # a scenario stopped by --budget still has at least this many timed ops
 
 
@@ -756,19 +758,26 @@ class Bench:
             sc[key] = summarize(samples[args.warmup:])
             sc[key]["offset"] = offset
 
-        # memo/search, each followed by memo/list of the first page
+        # memo/search, each followed by memo/list of the first page. Before each timed search, an untimed
+        # search for a term found nowhere: the server keeps the matches of the last search (in step with
+        # every write), so a repeat of the same query would measure that memory, not a search.
         terms = {"rare": args.rare_term, "common": args.common_term, "ko2": args.short_term}
         totals = {}
         for key, term in terms.items():
-            log(f"memo/search {term!r} + memo/list")
+            log(f"memo/search {term!r} + memo/list (each after a search for {DECOY_TERM!r})")
             d = self.start_server(store, f"{n} search {key}")
             search_samples, list_samples, seen_totals = [], [], set()
+            decoy_rid_line = [d.request("memo/search", {"query": DECOY_TERM}) for _ in range(self.ops_total())]
             search_rid_line = [d.request("memo/search", {"query": term}) for _ in range(self.ops_total())]
             list_rid_line = [d.request("memo/list", None) for _ in range(self.ops_total())]
             started = perf_ns()
             for i in range(self.ops_total()):
                 if self.over_budget(started, i):
                     break
+                rid, line = decoy_rid_line[i]
+                _, response, _ = d.round_trip(line)
+                if d.check(rid, response, "memo/search")["total"] != 0:
+                    raise BenchError(f"memo/search {DECOY_TERM!r} found memos; it must find none")
                 rid, line = search_rid_line[i]
                 elapsed, response, _ = d.round_trip(line)
                 result = d.check(rid, response, "memo/search")
@@ -867,6 +876,7 @@ class Bench:
 
         peak_key = max(rss, key=lambda k: rss[k].get("VmHWM", 0))
         out["peak_rss"] = {"kb": rss[peak_key].get("VmHWM", 0), "during": peak_key,
+                           "anon_kb": rss[peak_key].get("RssAnon", 0), "file_kb": rss[peak_key].get("RssFile", 0),
                            "interactive_kb": max((v.get("VmHWM", 0) for k, v in rss.items() if k != "import"), default=0)}
         if not args.keep:
             remove_store(store)
@@ -954,6 +964,9 @@ class Bench:
         peak = r["peak_rss"]
         out.append((f"peak RSS (max over runs: {peak['during']})", None, f"{peak['kb'] / 1024:.1f} MB",
                     "< 50 MB, flat in N", peak["kb"] < 50 * 1024, None, None, None))
+        if "anon_kb" in peak:
+            out.append(("  at that run's end: own memory / code pages", None,
+                        f"{peak['anon_kb'] / 1024:.1f} / {peak['file_kb'] / 1024:.1f} MB", "", None, None, None, None))
         out.append(("peak RSS (interactive runs)", None, f"{peak['interactive_kb'] / 1024:.1f} MB",
                     "< 50 MB, flat in N", peak["interactive_kb"] < 50 * 1024, None, None, None))
         return out
