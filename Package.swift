@@ -98,8 +98,10 @@ let package = Package(
         ),
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport"]),
-        .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore"]),
-        .testTarget(name: "CloudNotesSyncTests", dependencies: ["CloudNotesSync", "CloudNotesStore"]),
+        // What several test targets share (a seeded random generator).
+        .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
+        .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CloudNotesTestSupport"]),
+        .testTarget(name: "CloudNotesSyncTests", dependencies: ["CloudNotesSync", "CloudNotesStore", "CloudNotesTestSupport"]),
         .testTarget(name: "CloudNotesMediatorTests", dependencies: ["CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol"]),
         .testTarget(
             name: "CloudNotesServerTests",

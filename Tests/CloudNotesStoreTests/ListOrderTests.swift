@@ -1,3 +1,4 @@
+import CloudNotesTestSupport
 import Testing
 
 @testable import CloudNotesStore
@@ -27,7 +28,7 @@ struct ListOrderTests {
 
     @Test("random inserts and removals keep the order sorted", arguments: [1, 2, 3])
     func randomized(seed: UInt64) {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var order = ListOrder(ascending: [])
         var reference: [ListOrder.Entry] = []
         for seq in 1...400 {
@@ -43,18 +44,5 @@ struct ListOrderTests {
         for (index, element) in reference.sorted(by: >).enumerated() {
             #expect(order.index(of: element.key) == index)
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for repeatable random tests.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import CloudNotesStore
 import Foundation
+import CloudNotesTestSupport
 import Testing
 
 @testable import CloudNotesSync

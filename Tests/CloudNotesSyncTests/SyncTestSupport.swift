@@ -92,16 +92,3 @@ final class FaultyRemote: Remote {
     func makeFolder(_ path: String) async throws { try await step { try await inner.makeFolder(path) } }
     func list(_ path: String) async throws -> [String] { try await step { try await inner.list(path) } }
 }
-
-/// SplitMix64: a small seeded generator, so that every run tries the same cases and a failing one can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
