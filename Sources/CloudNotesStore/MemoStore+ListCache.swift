@@ -105,7 +105,7 @@ extension MemoStore {
         }
         try loadAll(db)
         if let filter {
-            let matching = try Set(matchingLocalIDs(filter, db))
+            let matching = try LocalIDSet(matchingLocalIDs(filter, db))
             cache.state.withLock { state in
                 let entries = state.all?.entries.filter { matching.contains($0.localID) } ?? []
                 state.filtered = ListCache.FilteredOrder(filter: filter, order: ListOrder(ascending: entries))
