@@ -11,7 +11,7 @@ enum ProcessMemory {
     /// By default glibc gives every thread that meets a busy arena an arena of its own (up to eight per
     /// core) and keeps what each one freed. The server's threads take turns (the reader, the request
     /// worker, the background indexer, Swift's concurrency pool), so after a large import every arena
-    /// held the remains of a big burst, and the peak memory grew by about 7 MB for no speed gained:
+    /// held the remains of a big burst, and the peak memory grew by about 6 MB for no speed gained:
     /// measured with `bench/run` (peak RSS) and with `MALLOC_ARENA_MAX`, which this is the default for
     /// and which still overrides it.
     static func limitAllocatorArenas() {
