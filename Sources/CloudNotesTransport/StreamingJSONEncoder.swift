@@ -131,7 +131,7 @@ final class JSONOutput {
 struct CodingPosition {
     /// The path of the container holding the value.
     let container: CodingPathNode?
-    /// The value's key in that container; nil for an element of an unkeyed container, or the root.
+    /// The value's key in that container (an `IndexKey` in an unkeyed one); nil for the root.
     let key: (any CodingKey)?
 
     static var root: CodingPosition { CodingPosition(container: nil, key: nil) }
@@ -144,6 +144,16 @@ struct CodingPosition {
     var node: CodingPathNode? {
         key.map { CodingPathNode(parent: container, key: $0) } ?? container
     }
+}
+
+/// An element's place in an unkeyed container, named as Foundation's JSONEncoder names it.
+struct IndexKey: CodingKey {
+    let index: Int
+    init(index: Int) { self.index = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { index = intValue }
+    var stringValue: String { "Index \(index)" }
+    var intValue: Int? { index }
 }
 
 /// One key of a coding path, linked to the path of its container.
@@ -258,8 +268,9 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     var codingPath: [any CodingKey] { path?.codingPath ?? [] }
     var count: Int { output.entries(of: index) }
 
+    /// The encoder of the element just begun (`beginEntry` has counted it).
     private var element: ValueEncoder {
-        ValueEncoder(output: output, position: CodingPosition(container: path, key: nil))
+        ValueEncoder(output: output, position: CodingPosition(container: path, key: IndexKey(index: count - 1)))
     }
 
     mutating func encodeNil() throws {

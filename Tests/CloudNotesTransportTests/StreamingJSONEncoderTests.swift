@@ -54,14 +54,23 @@ struct StreamingJSONEncoderTests {
             } catch {}
             return ["no invalidValue error"]
         }
-        let value = Outer(inner: Inner(number: 1, single: Single(value: .infinity)))
+        let value = Outer(inner: Inner(number: 1, single: Single(value: .infinity)), rows: [])
         let streamed = path { _ = try StreamingJSONEncoder().encode(value) }
         #expect(streamed == ["inner", "single"])
         #expect(streamed == path { _ = try JSONEncoder().encode(value) })
+
+        let good = Inner(number: 1, single: Single(value: 1))
+        let inArray = Outer(inner: good, rows: [good, Inner(number: 2, single: Single(value: .nan)), good])
+        let streamedInArray = path { _ = try StreamingJSONEncoder().encode(inArray) }
+        #expect(streamedInArray == ["rows", "Index 1", "single"])
+        #expect(streamedInArray == path { _ = try JSONEncoder().encode(inArray) })
     }
 }
 
-private struct Outer: Encodable { let inner: Inner }
+private struct Outer: Encodable {
+    let inner: Inner
+    let rows: [Inner]
+}
 private struct Inner: Encodable {
     let number: Int
     let single: Single
