@@ -647,6 +647,8 @@ class Bench:
         bl["pipe_100kb"], _ = self.baseline_pipe(big_line, "100 KB line")
         bl["cat_start"] = self.baseline_cat_start(args.starts)
         bl["fsync"] = fsync_baseline(self.work, self.ops_total(), args.warmup)
+        bl["sqlite_rewrite_100kb"] = sqlite_rewrite_baseline(
+            os.path.join(self.work, f"rewrite-{n}.sqlite"), memo_text(memos[-2]), self.ops_total(), args.warmup)
 
         # import into an empty store (this is also the store every later scenario uses)
         store = os.path.join(self.work, f"store-{n}.sqlite")
@@ -813,13 +815,15 @@ class Bench:
                 self.problems.append(f"{n:,} memos: memo/search {term!r} says {totals[key]} matches, "
                                      f"SQLite directly says {direct['matches']}")
 
-        # typing: one round trip at a time
-        for key, memo_id in (("update_1kb", id_1kb), ("update_100kb", id_100kb)):
+        # typing: one round trip at a time, sending the whole text (memo/update) or the keystroke (memo/edit)
+        for key, memo_id in (("update_1kb", id_1kb), ("update_100kb", id_100kb),
+                             ("edit_1kb", id_1kb), ("edit_100kb", id_100kb)):
             log(f"typing ({key})")
             d = self.start_server(store, f"{n} {key}")
             selected, _ = d.call("memo/select", {"id": memo_id})
             text, version = selected["memo"]["text"], selected["memo"]["version"]
-            sc[key] = summarize(self.typing(d, memo_id, text, version, self.ops_total())[args.warmup:])
+            typing = self.typing if key.startswith("update") else self.typing_edits
+            sc[key] = summarize(typing(d, memo_id, text, version, self.ops_total())[args.warmup:])
             sc[key]["start_bytes"] = len(text.encode())
             rss[key] = d.shutdown()
 
@@ -882,15 +886,20 @@ class Bench:
             remove_store(store)
         return out
 
+    def keystrokes(self, count: int):
+        """The characters typed, one per timed request: `count` of them, or fewer when the time budget ends."""
+        started = perf_ns()
+        for i in range(count):
+            if self.over_budget(started, i):
+                return
+            yield TYPED_CHARS[i % len(TYPED_CHARS)]
+
     def typing(self, d: Driver, memo_id: str, text: str, version: int, count: int) -> list[int]:
         """`count` updates, each one character longer, baseVersion from the previous response."""
         head = b'{"jsonrpc":"2.0","id":%d,"method":"memo/update","params":{"id":"' + memo_id_bytes(memo_id) + b'","text":"'
         escaped = json_escape(text)
-        samples, started = [], perf_ns()
-        for i in range(count):
-            if self.over_budget(started, i):
-                break
-            ch = TYPED_CHARS[i % len(TYPED_CHARS)]
+        samples = []
+        for ch in self.keystrokes(count):
             text += ch
             escaped += json_escape(ch)
             rid = d.next_id
@@ -905,6 +914,29 @@ class Bench:
             samples.append(elapsed)
         if memo["text"] != text:
             raise BenchError("memo/update: the memo's text is not the text sent")
+        return samples
+
+    def typing_edits(self, d: Driver, memo_id: str, text: str, version: int, count: int) -> list[int]:
+        """`count` memo/edit requests, each inserting one character at the end, as an editor sends keystrokes."""
+        head = (b'{"jsonrpc":"2.0","id":%d,"method":"memo/edit","params":{"id":"' + memo_id_bytes(memo_id)
+                + b'","baseVersion":%d,"edits":[{"start":%d,"end":%d,"text":"%s"}]}}\n')
+        length = len(text.encode())
+        samples = []
+        for ch in self.keystrokes(count):
+            text += ch
+            rid = d.next_id
+            d.next_id += 1
+            elapsed, response, _ = d.round_trip(head % (rid, version, length, length, json_escape(ch)))
+            result = d.check(rid, response, "memo/edit")
+            length += len(ch.encode())
+            if result["version"] != version + 1 or result["length"] != length:
+                raise BenchError(f"memo/edit: version {result['version']} (expected {version + 1}), "
+                                 f"{result['length']} bytes (expected {length})")
+            version = result["version"]
+            samples.append(elapsed)
+        stored, _ = d.call("memo/select", {"id": memo_id})
+        if stored["memo"]["text"] != text:
+            raise BenchError("memo/edit: the memo's text is not the text typed")
         return samples
 
     # -- output
@@ -941,6 +973,10 @@ class Bench:
         lat("update_1kb", "memo/update 1 KB memo (typing)", "p50 ≤ 2x floor, p99 < 1 ms", quick, "pipe floor", floor)
         lat("update_100kb", "memo/update 100 KB memo (typing)", "p50 < 1 ms",
             lambda s: s["p50_ns"] < 1 * MS, "100 KB line via cat", bl["pipe_100kb"]["p50_ns"])
+        if "edit_1kb" in sc:
+            lat("edit_1kb", "memo/edit 1 KB memo (typing)", "p50 ≤ 2x floor, p99 < 1 ms", quick, "pipe floor", floor)
+            lat("edit_100kb", "memo/edit 100 KB memo (typing)", "p50 < 1 ms",
+                lambda s: s["p50_ns"] < 1 * MS, "SQLite row rewrite", bl["sqlite_rewrite_100kb"]["p50_ns"])
         for key in ("rare", "common", "ko2"):
             base = bl.get(f"sqlite_search_{key}", {}).get("p50_ns")
             term = sc[f"search_{key}"]["query"]
@@ -1091,6 +1127,8 @@ PLOT_SCENARIOS = {
     "list_offset90": "memo/list offset 90%",
     "update_1kb": "memo/update 1 KB",
     "update_100kb": "memo/update 100 KB",
+    "edit_1kb": "memo/edit 1 KB",
+    "edit_100kb": "memo/edit 100 KB",
     "search_rare": "memo/search rare",
     "search_rare_list": "  memo/list after rare",
     "search_common": "memo/search common",
@@ -1192,6 +1230,31 @@ def fsync_baseline(folder: str, count: int, warmup: int) -> dict:
         os.close(fd)
         os.remove(path)
     return summarize(samples[warmup:])
+
+
+def sqlite_rewrite_baseline(path: str, text: str, count: int, warmup: int) -> dict:
+    """Rewrite one row holding `text`, one character longer per committed transaction (WAL, synchronous=NORMAL,
+    as the server's store): what storing a memo's whole text per keystroke costs SQLite alone."""
+    remove_store(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    samples = []
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("CREATE TABLE memo (localID INTEGER PRIMARY KEY, text BLOB NOT NULL, version INTEGER NOT NULL)")
+        data = text.encode()
+        db.execute("INSERT INTO memo VALUES (1, ?, 1)", (data,))
+        for i in range(count):
+            data += TYPED_CHARS[i % len(TYPED_CHARS)].encode()
+            t0 = perf_ns()
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("UPDATE memo SET text = ?, version = version + 1 WHERE localID = 1", (data,))
+            db.execute("COMMIT")
+            samples.append(perf_ns() - t0)
+    finally:
+        db.close()
+        remove_store(path)
+    return summarize(samples[warmup:]) | {"bytes": len(text.encode())}
 
 
 def remove_store(path: str) -> None:

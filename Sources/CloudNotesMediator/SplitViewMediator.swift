@@ -130,17 +130,39 @@ public actor SplitViewMediator {
             let change = try store.update(
                 id: request.id.description, text: request.text, baseVersion: request.baseVersion, now: clock(),
                 filter: filter)
-            if change.changedAnything || change.followsChangesElsewhere {
-                // The client has this text already: the detail pane must not show it back.
-                if change.memo.id == selectedID {
-                    selectionMayBeBlank = change.memo.text.isBlank
-                    selectedVersion = change.memo.version
-                }
-                try announce(change)
-                try announceSelection(knowing: change.memo)
-            }
+            try announceUpdate(change)
             return MemoResult(memo: presenter.memo(change.memo))
         }
+    }
+
+    /// Rule 3 for an editor's changes: as `update`, with the new text made from the stored one in the
+    /// same transaction, and a response that carries no text (the client has it).
+    public func edit(_ request: EditRequest) throws(ResponseError) -> EditResult {
+        try translatingErrors(baseVersion: request.baseVersion) {
+            try catchUp()
+            let maxBytes = limits.maxMemoBytes
+            let change = try store.update(
+                id: request.id.description, baseVersion: request.baseVersion, now: clock(), filter: filter
+            ) { text in try TextEdit.apply(request.edits, to: text, maxBytes: maxBytes) }
+            try announceUpdate(change)
+            let memo = change.memo
+            return EditResult(
+                id: request.id, version: memo.version, title: presenter.title(MemoText(memo.text).title),
+                modifiedAt: Timestamp(milliseconds: memo.modifiedAt), displayDate: presenter.displayDate(memo.modifiedAt),
+                length: memo.text.utf8.count)
+        }
+    }
+
+    /// Tells the panes about the client's own update: the list moves, the detail pane is left alone.
+    private func announceUpdate(_ change: ListChange) throws {
+        guard change.changedAnything || change.followsChangesElsewhere else { return }
+        // The client has this text already: the detail pane must not show it back.
+        if change.memo.id == selectedID {
+            selectionMayBeBlank = change.memo.text.isBlank
+            selectedVersion = change.memo.version
+        }
+        try announce(change)
+        try announceSelection(knowing: change.memo)
     }
 
     /// Rule 4: a deleted selection moves to the memo now at the same index, or the one above.

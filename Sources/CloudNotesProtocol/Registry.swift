@@ -11,7 +11,7 @@ public enum ProtocolRegistry {
     public static let requests: [any RequestType.Type] = [
         InitializeRequest.self, ShutdownRequest.self,
         ListRequest.self, SearchRequest.self,
-        CreateRequest.self, SelectRequest.self, UpdateRequest.self, DeleteRequest.self,
+        CreateRequest.self, SelectRequest.self, UpdateRequest.self, EditRequest.self, DeleteRequest.self,
         ShareRequest.self, ImportRequest.self, ExportRequest.self,
         SyncConfigureRequest.self, SyncNowRequest.self, SyncStatusRequest.self,
     ]
@@ -31,6 +31,7 @@ public enum ProtocolRegistry {
     /// Named shapes that messages refer to.
     public static let definitions: [String: Schema] = [
         "Memo": Memo.schema, "MemoRow": MemoRow.schema, "ImportEntry": ImportEntry.schema,
+        "TextEdit": TextEdit.schema,
         "SyncStatus": SyncStatus.schema,
     ]
 

@@ -103,7 +103,9 @@ actor Dispatcher {
     }
 
     /// The requests that may change memos, after which a sync is due once edits settle.
-    static let editingMethods: Set<String> = [CreateRequest.method, UpdateRequest.method, DeleteRequest.method]
+    static let editingMethods: Set<String> = [
+        CreateRequest.method, UpdateRequest.method, EditRequest.method, DeleteRequest.method,
+    ]
 
     private func startInBackground(_ handler: RequestHandler, params: Data?, context: RequestContext) {
         let id = context.id

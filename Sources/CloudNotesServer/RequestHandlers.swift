@@ -73,6 +73,7 @@ extension HandlerTable {
         table.on(CreateRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.create(request) }
         table.on(SelectRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.select(request) }
         table.on(UpdateRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.update(request) }
+        table.on(EditRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.edit(request) }
         table.on(DeleteRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.delete(request) }
         table.on(ShareRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.share(request) }
         table.on(ImportRequest.self, .background, importMemos)

@@ -21,19 +21,31 @@ public struct ListChange: Sendable {
 extension MemoStore {
     /// Creates a memo with `text`.
     public func create(id: String = UUID().uuidString.lowercased(), text: String, now: Int64, filter: SearchFilter?) throws -> ListChange {
-        try write { db in
+        let change = try write { db in
             var memo = StoredMemo(id: id, text: text, createdAt: now, modifiedAt: now, seq: try Self.nextSeq(db))
             try memo.insert(db)
             try cacheInsert(memo, db)
             return try noting(ListChange(memo: memo, indexBefore: nil, indexAfter: try index(of: memo, filter: filter, db)), db)
         }
+        rememberText(of: change.memo)
+        return change
     }
 
     /// Replaces the text of memo `id`; with `baseVersion`, only if the memo is still at that version.
     public func update(id: String, text: String, baseVersion: Int64?, now: Int64, filter: SearchFilter?) throws -> ListChange {
-        try write { db in
-            guard var memo = try Self.liveMemo(id: id, db) else { throw StoreError.memoNotFound(id: id) }
+        try update(id: id, baseVersion: baseVersion, now: now, filter: filter) { _ in text }
+    }
+
+    /// Replaces the text of memo `id` with what `newText` makes of the stored text, in the same
+    /// transaction; with `baseVersion`, only if the memo is still at that version (checked first).
+    /// An error thrown by `newText` rolls the transaction back and comes out as it is.
+    public func update(
+        id: String, baseVersion: Int64?, now: Int64, filter: SearchFilter?, newText: (String) throws -> String
+    ) throws -> ListChange {
+        let change = try write { db in
+            guard var memo = try liveMemoReusingRecentText(id: id, db) else { throw StoreError.memoNotFound(id: id) }
             if let baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
+            let text = try newText(memo.text)
             let before = try index(of: memo, filter: filter, db)
             if memo.text.hasSameBytes(as: text) {
                 return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), db)
@@ -48,6 +60,8 @@ extension MemoStore {
             try cacheInsert(memo, db)
             return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), db)
         }
+        rememberText(of: change.memo)
+        return change
     }
 
     /// Deletes memo `id`, leaving a tombstone; with `onlyIfBlank`, only a memo whose text is blank.

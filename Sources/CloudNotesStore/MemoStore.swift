@@ -16,6 +16,8 @@ public final class MemoStore: Sendable {
     let cache = ListCache()
     /// Where the last catch-up with other processes' changes left the split view (see `takeChangesElsewhere()`).
     let caughtUp = Mutex(CaughtUp())
+    /// The text of the memo changed last (see `RecentText`).
+    let recentText = Mutex<RecentText?>(nil)
     /// The file path, or nil for an in-memory store.
     public let path: String?
     /// True when the file or its folder cannot be written (a read-only disk, or permissions): memos

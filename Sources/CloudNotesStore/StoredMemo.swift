@@ -45,17 +45,26 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     // MARK: Rows
 
     public init(row: Row) throws {
+        try self.init(row: row, reusing: nil)
+    }
+
+    /// Decodes a row; its text is `recent`'s when that is the text of this row at its `seq`.
+    init(row: Row, reusing recent: RecentText?) throws {
         localID = row["localID"]
         id = row["id"]
-        // The text is stored as UTF-8 bytes (a BLOB): SQLite's text binding would cut it at a NUL character.
-        let bytes: Data = row["text"]
-        text = String(decoding: bytes, as: UTF8.self)
+        seq = row["seq"]
+        if let recent, recent.localID == localID, recent.seq == seq {
+            text = recent.text
+        } else {
+            // The text is stored as UTF-8 bytes (a BLOB): SQLite's text binding would cut it at a NUL character.
+            let bytes: Data = row["text"]
+            text = String(decoding: bytes, as: UTF8.self)
+        }
         title = row["title"]
         preview = row["preview"]
         createdAt = row["createdAt"]
         modifiedAt = row["modifiedAt"]
         version = row["version"]
-        seq = row["seq"]
         deleted = row["deleted"]
         importBatch = row["importBatch"]
         indexed = row["indexed"]

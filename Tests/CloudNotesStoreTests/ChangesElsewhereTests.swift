@@ -22,6 +22,22 @@ struct ChangesElsewhereTests {
         #expect(try mine.count(filter: nil) == 2)
     }
 
+    @Test("an edit starts from the stored text, not the text this process wrote last, once another changed it")
+    func editAfterAnotherProcessChangedTheText() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        let id = try mine.create(text: "one", now: 1, filter: nil).memo.id
+        func appendBang(_ store: MemoStore) throws -> String {
+            try store.update(id: id, baseVersion: nil, now: 5, filter: nil) { $0 + "!" }.memo.text
+        }
+        #expect(try appendBang(mine) == "one!")       // from the text this store wrote
+        _ = try theirs.update(id: id, text: "two", baseVersion: nil, now: 3, filter: nil)
+        #expect(try appendBang(mine) == "two!")       // the row moved on: read again
+        #expect(try appendBang(mine) == "two!!")
+        #expect(try theirs.memo(id: id)?.text == "two!!")
+    }
+
     @Test("a change made on top of unseen changes says so, so the mediator resets the list")
     func changeFollowingOthers() throws {
         let path = temporaryStorePath()

@@ -433,7 +433,7 @@ class Server:
         notes, response = self.wait_response(request_id, timeout=timeout)
         if self.mirror is not None and not self.mirror.busy:
             self.mirror.apply(notes)
-            self.mirror.after_response(method, response)
+            self.mirror.after_response(method, params, response)
         return notes, response
 
     def call(self, method: str, params: dict | None = None, **kwargs) -> Any:
@@ -630,7 +630,7 @@ class Mirror:
         else:
             raise AssertionError(f"unexpected notification {method}")
 
-    def after_response(self, method: str, response: dict) -> None:
+    def after_response(self, method: str, params: dict | None, response: dict) -> None:
         if self.rows is None:
             self.refetch()
         result = response.get("result")
@@ -638,6 +638,13 @@ class Mirror:
         if method == "memo/update" and isinstance(result, dict) and self.detail is not None:
             if result["memo"]["id"] == self.detail["id"]:
                 self.detail = result["memo"]
+        # An edit's reply carries no text: the detail applies the edits it sent, as an editor's buffer has.
+        if method == "memo/edit" and isinstance(result, dict) and self.detail is not None:
+            if result["id"] == self.detail["id"] and result["version"] != self.detail["version"]:
+                text = apply_edits(self.detail["text"], params["edits"])
+                assert len(text.encode()) == result["length"], "the edited text's length differs from the server's"
+                self.detail = {**self.detail, "text": text, "version": result["version"], "title": result["title"],
+                               "modifiedAt": result["modifiedAt"], "displayDate": result["displayDate"]}
 
     def refetch(self) -> None:
         """Reads the whole list after a `list/didReset`.
@@ -785,6 +792,14 @@ def client(servers) -> Server:
     srv = servers.start()
     srv.initialize(mirror=True)
     return srv
+
+
+def apply_edits(text: str, edits: list[dict]) -> str:
+    """`text` with `memo/edit`'s edits applied in order (UTF-8 byte offsets), as a front end does."""
+    data = text.encode()
+    for change in edits:
+        data = data[:change["start"]] + change["text"].encode() + data[change["end"]:]
+    return data.decode()
 
 
 def methods_of(notes: list[dict], include_progress: bool = False) -> list[str]:

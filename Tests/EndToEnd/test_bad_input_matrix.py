@@ -70,6 +70,7 @@ def valid_params(method: str, memo: dict, root: Path) -> dict:
         "memo/create": {"text": "never stored"},
         "memo/select": {"id": memo["id"]},
         "memo/update": {"id": memo["id"], "text": "never stored", "baseVersion": memo["version"]},
+        "memo/edit": {"id": memo["id"], "baseVersion": memo["version"], "edits": [{"start": 0, "end": 0, "text": "never stored"}]},
         "memo/delete": {"id": memo["id"]},
         "memo/share": {"id": memo["id"], "format": "text"},
         "memo/import": {"memos": make_entries(1, "never imported")},
@@ -77,7 +78,7 @@ def valid_params(method: str, memo: dict, root: Path) -> dict:
     }[method]
 
 
-MEMO_METHODS = ["memo/list", "memo/search", "memo/create", "memo/select", "memo/update", "memo/delete",
+MEMO_METHODS = ["memo/list", "memo/search", "memo/create", "memo/select", "memo/update", "memo/edit", "memo/delete",
                 "memo/share", "memo/import", "memo/export"]
 
 

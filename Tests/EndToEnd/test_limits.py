@@ -32,8 +32,15 @@ def test_a_memo_of_exactly_the_memo_limit_is_stored_and_one_byte_more_is_refused
     assert memo["version"] == 1
     error = client.error_of("memo/update", {"id": memo["id"], "text": text + "x"}, timeout=120)
     assert error["code"] == INVALID_PARAMS and error["data"]["param"] == "text"
+    # An edit counts the text it would make: one byte more is refused, a same-length change is not.
+    error = client.error_of("memo/edit", {"id": memo["id"], "baseVersion": 1, "edits": [
+        {"start": limit, "end": limit, "text": "x"}]}, timeout=120)
+    assert error["code"] == INVALID_PARAMS and error["data"]["param"] == "edits"
+    edited = client.call("memo/edit", {"id": memo["id"], "baseVersion": 1, "edits": [
+        {"start": limit - 1, "end": limit, "text": "y"}]}, timeout=120)
+    assert edited["version"] == 2 and edited["length"] == limit
     shared = client.call("memo/share", {"id": memo["id"], "format": "text"}, timeout=120)["text"]
-    assert len(shared.encode()) == limit
+    assert len(shared.encode()) == limit and shared.endswith("가y")
 
 
 def test_logs_at_the_default_level_never_carry_memo_text(servers):

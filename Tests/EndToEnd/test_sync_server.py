@@ -288,6 +288,14 @@ def test_an_edit_reaches_another_store_after_the_sync_delay_without_sync_now(ser
         time.sleep(0.2)
         other.sync()
     assert other.text(memo["id"]) == "typed in the editor"
+    # An editor's keystrokes (memo/edit) count as edits too (the interval alone is minutes away).
+    server.call("memo/edit", {"id": memo["id"], "baseVersion": memo["version"],
+                              "edits": [{"start": 0, "end": 5, "text": "edited"}]})
+    deadline = time.monotonic() + 10
+    while other.text(memo["id"]) != "edited in the editor":
+        assert time.monotonic() < deadline, "the memo/edit was not published on its own"
+        time.sleep(0.2)
+        other.sync()
 
 
 def test_a_conflict_met_by_the_server_is_listed_in_its_status(servers, tmp_root, remote):

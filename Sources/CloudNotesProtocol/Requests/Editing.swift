@@ -72,6 +72,77 @@ public struct UpdateRequest: RequestType, Hashable {
     public static let example = UpdateRequest(id: Memo.example.id, text: "Shopping\nmilk\neggs\nbread", baseVersion: 1)
 }
 
+// MARK: - memo/edit
+
+/// Applies an editor's changes to a memo: what a keystroke sends, instead of the whole text.
+public struct EditRequest: RequestType, Hashable {
+    public static let method = "memo/edit"
+    public static let summary = "Applies changes (UTF-8 byte ranges) to the text of a memo at `baseVersion` and moves it to index 0; answers with the new version, not the text."
+    public typealias Response = EditResult
+
+    public var id: MemoID
+    /// The version the edits were made against: edits to any other text would land in the wrong place.
+    public var baseVersion: Int64
+    /// Applied in order, each to the text the ones before it left.
+    public var edits: [TextEdit]
+
+    public init(id: MemoID, baseVersion: Int64, edits: [TextEdit]) {
+        self.id = id
+        self.baseVersion = baseVersion
+        self.edits = edits
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(MemoID.self, forKey: .id)
+        guard let baseVersion = try container.decodeWholeNumberIfPresent(Int64.self, forKey: .baseVersion, minimum: 1) else {
+            throw DecodingError.keyNotFound(CodingKeys.baseVersion, .init(codingPath: [], debugDescription: "is missing"))
+        }
+        self.baseVersion = baseVersion
+        edits = try container.decode([TextEdit].self, forKey: .edits)
+    }
+
+    public static let schema = Schema.object([
+        .required("id", .memoID),
+        .required("baseVersion", .integer(minimum: 1), "The version the edits were made against; a different current version is a conflict."),
+        .required("edits", .array(.reference("TextEdit")), "Applied in order, each to the text the ones before it left; may be empty."),
+    ])
+    public static let example = EditRequest(id: Memo.example.id, baseVersion: 1, edits: [.example])
+}
+
+/// What changed about a memo an edit was applied to; the client has the text already.
+public struct EditResult: ResponseType, Hashable {
+    public var id: MemoID
+    /// The `baseVersion` of the next edit.
+    public var version: Int64
+    public var title: String
+    public var modifiedAt: Timestamp
+    public var displayDate: String
+    /// The text's length in UTF-8 bytes, for a client to check its copy against.
+    public var length: Int
+
+    public init(id: MemoID, version: Int64, title: String, modifiedAt: Timestamp, displayDate: String, length: Int) {
+        self.id = id
+        self.version = version
+        self.title = title
+        self.modifiedAt = modifiedAt
+        self.displayDate = displayDate
+        self.length = length
+    }
+
+    public static let schema = Schema.object([
+        .required("id", .memoID),
+        .required("version", .integer(minimum: 1), "The version after the edits: the `baseVersion` of the next ones."),
+        .required("title", .string(), "First non-blank line, trimmed, or a localized placeholder."),
+        .required("modifiedAt", .timestamp),
+        .required("displayDate", .string(), "modifiedAt in the client's locale and time zone."),
+        .required("length", .integer(minimum: 0), "The new text's length in UTF-8 bytes."),
+    ])
+    public static let example = EditResult(
+        id: Memo.example.id, version: 2, title: "Shopping", modifiedAt: Memo.example.modifiedAt,
+        displayDate: Memo.example.displayDate, length: 24)
+}
+
 // MARK: - memo/delete
 
 /// Deletes a memo (leaving a tombstone) and moves the selection as the split view does.

@@ -16,8 +16,9 @@ from .errors import (ERROR_NAMES, BinaryNotFoundError, ClientError, CloudNotesEr
                      RequestCancelled, RequestTimeoutError, ServerDiedError, ServerNotInitialized,
                      StoreUnavailable, VersionConflict)
 from .mirror import Mirror, MirrorState
-from .models import (ExportResult, ImportEntry, ImportResult, InitializeResult, Limits, ListPage, Memo, MemoRow,
-                     Notification, Progress, SearchResult, Selection, ShareResult, parse_timestamp)
+from .models import (EditResult, ExportResult, ImportEntry, ImportResult, InitializeResult, Limits, ListPage, Memo,
+                     MemoRow, Notification, Progress, SearchResult, Selection, ShareResult, TextEdit, apply_edits,
+                     parse_timestamp, split_title)
 from .transport import ServerProcess, find_binary
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "ServerProcess", "find_binary",
     "Memo", "MemoRow", "ListPage", "SearchResult", "ShareResult", "ImportEntry", "ImportResult", "ExportResult",
     "InitializeResult", "Limits", "Notification", "Progress", "Selection", "parse_timestamp",
+    "TextEdit", "EditResult", "apply_edits", "split_title",
     "ERROR_NAMES", "ClientError", "CloudNotesError", "ProtocolError", "BinaryNotFoundError", "ServerDiedError",
     "RequestTimeoutError", "InvalidRequest", "MethodNotFound", "InvalidParams", "InternalError",
     "ServerNotInitialized", "RequestCancelled", "MemoNotFound", "VersionConflict", "ImportInvalid", "ExportFailed",

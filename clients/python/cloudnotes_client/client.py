@@ -21,8 +21,8 @@ from . import __version__
 from .connection import Connection, PendingRequest, ProgressCallback, Tracer
 from .errors import ClientError, CloudNotesError
 from .mirror import Mirror
-from .models import (ExportResult, ImportEntry, ImportResult, InitializeResult, ListPage, Memo, Notification,
-                     SearchResult, ShareResult, Token)
+from .models import (EditResult, ExportResult, ImportEntry, ImportResult, InitializeResult, ListPage, Memo,
+                     Notification, SearchResult, ShareResult, TextEdit, Token)
 from .transport import PathLike, ServerProcess, find_binary, serve_command
 
 #: Seconds to wait for an interactive request (they take milliseconds on a healthy server).
@@ -323,6 +323,18 @@ class CloudNotesClient:
         if base_version is not None:
             params["baseVersion"] = base_version
         return Memo.from_json(self.request("memo/update", params, timeout=timeout)["memo"])
+
+    def edit(self, memo_id: str, edits: Sequence[TextEdit], base_version: int, *,
+             timeout: Any = USE_DEFAULT) -> EditResult:
+        """Applies ``edits`` (UTF-8 byte ranges, in order) to the text of a memo at ``base_version``.
+
+        What an editor sends per keystroke instead of the whole text: the reply carries the new version
+        and title, not the text. ``TextEdit.between(old, new)`` makes the edit for a changed string.
+        Raises VersionConflict when the memo has moved on, InvalidParams (nothing applied) for an edit
+        out of place.
+        """
+        params = {"id": memo_id, "baseVersion": base_version, "edits": [edit.to_json() for edit in edits]}
+        return EditResult.from_json(self.request("memo/edit", params, timeout=timeout))
 
     def select(self, memo_id: str, *, timeout: Any = USE_DEFAULT) -> Memo:
         """Selects a memo and shows it; a blank memo that loses the selection is discarded (rule 5)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from .errors import ProtocolError
-from .models import ListPage, Memo, MemoRow, Notification, SearchResult, Selection
+from .models import EditResult, ListPage, Memo, MemoRow, Notification, SearchResult, Selection, apply_edits, split_title
 
 #: Notifications that change the list (each one bumps the mirror's list generation).
 LIST_NOTIFICATIONS = ("list/didInsert", "list/didUpdate", "list/didRemove", "list/didReset")
@@ -211,6 +211,18 @@ class Mirror:
                 memo = Memo.from_json(result.get("memo"), "memo/update.memo")
                 if self._detail is not None and self._detail.id == memo.id:
                     self._detail = memo
+            elif method == "memo/edit":
+                # An edit's reply carries no text: the detail applies the edits it sent.
+                edited = EditResult.from_json(result)
+                detail = self._detail
+                if detail is not None and detail.id == edited.id and detail.version != edited.version:
+                    text = apply_edits(detail.text, (params or {}).get("edits", []))
+                    if len(text.encode()) != edited.length:
+                        self._note(f"memo/edit: the edited text is {len(text.encode())} bytes, the server's {edited.length}")
+                    _, body = split_title(text)
+                    self._detail = Memo(id=detail.id, text=text, title=edited.title, body=body,
+                                        created_at=detail.created_at, modified_at=edited.modified_at,
+                                        version=edited.version, display_date=edited.display_date)
             elif method == "memo/create":
                 self._query = None
             elif method == "memo/search":

@@ -156,6 +156,87 @@ class SearchResult(ListPage):
 
 
 @dataclass(frozen=True)
+class TextEdit:
+    """One change for ``memo/edit``: the UTF-8 bytes ``start:end`` of the text become ``text``."""
+
+    start: int
+    end: int
+    text: str
+
+    @classmethod
+    def between(cls, old: str, new: str) -> TextEdit:
+        """The one edit that turns ``old`` into ``new``: what lies between their common prefix and suffix."""
+        before, after = old.encode(), new.encode()
+        prefix = 0
+        limit = min(len(before), len(after))
+        while prefix < limit and before[prefix] == after[prefix]:
+            prefix += 1
+        suffix = 0
+        while suffix < limit - prefix and before[-1 - suffix] == after[-1 - suffix]:
+            suffix += 1
+        # Offsets must fall between code points: step back out of a multi-byte sequence.
+        while prefix > 0 and (before[prefix] if prefix < len(before) else 0) & 0xC0 == 0x80:
+            prefix -= 1
+        while suffix > 0 and before[len(before) - suffix] & 0xC0 == 0x80:
+            suffix -= 1
+        return cls(prefix, len(before) - suffix, after[prefix:len(after) - suffix].decode())
+
+    def to_json(self) -> JsonObject:
+        """The edit as the protocol spells it."""
+        return {"start": self.start, "end": self.end, "text": self.text}
+
+
+def apply_edits(text: str, edits: Any) -> str:
+    """``text`` with ``memo/edit`` edits (TextEdit or their JSON objects) applied in order, as the server does."""
+    data = text.encode()
+    for change in edits:
+        change = change if isinstance(change, TextEdit) else TextEdit(change["start"], change["end"], change["text"])
+        if not 0 <= change.start <= change.end <= len(data):
+            raise ValueError(f"edit {change} is not in the {len(data)}-byte text")
+        data = data[:change.start] + change.text.encode() + data[change.end:]
+    return data.decode()
+
+
+# Unicode's White_Space characters: the server trims exactly these from a memo's title line.
+_WHITE_SPACE = frozenset("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                         "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def split_title(text: str) -> Tuple[str, str]:
+    """A memo text's (title, body), derived as the server derives them.
+
+    The title is the first line with non-blank characters, trimmed; the body is everything after that
+    line. Both are empty when there is no such line.
+    """
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        title = line.strip("".join(_WHITE_SPACE))
+        if title:
+            return title, "\n".join(lines[index + 1:])
+    return "", ""
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """A memo after ``memo/edit``: its new version and what is derived from the text, not the text."""
+
+    id: str
+    version: int
+    title: str
+    modified_at: str
+    display_date: str
+    #: The new text's length in UTF-8 bytes.
+    length: int
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "memo/edit") -> EditResult:
+        """Builds an EditResult from a ``memo/edit`` result."""
+        return cls(id=_member(obj, "id", str, where), version=_member(obj, "version", int, where),
+                   title=_member(obj, "title", str, where), modified_at=_member(obj, "modifiedAt", str, where),
+                   display_date=_member(obj, "displayDate", str, where), length=_member(obj, "length", int, where))
+
+
+@dataclass(frozen=True)
 class ShareResult:
     """A memo rendered for a share sheet: the text to hand over and a safe file name."""
 

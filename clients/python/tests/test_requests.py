@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from cloudnotes_client import Memo, MemoRow, Selection
+from cloudnotes_client import EditResult, InvalidParams, Memo, MemoRow, Selection, TextEdit, VersionConflict, split_title
 from conftest import collect, make_entries, methods, mirror_matches_list
 
 ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -78,6 +78,44 @@ def test_update_keeps_the_memo_bumps_the_version_and_moves_the_row_to_the_top(cl
     assert methods(notes) == ["list/didUpdate", "selection/didChange"]
     assert client.mirror.detail == b2 and b2.version == 2
     mirror_matches_list(client)
+
+
+def test_edit_applies_byte_ranges_and_the_mirror_applies_them_to_the_detail(client):
+    memo = client.create("회의\nagenda")
+    result, notes = collect(client, client.edit, memo.id, [TextEdit(6, 6, " 1"), TextEdit(9, 15, "- budget")], 1)
+    assert isinstance(result, EditResult)
+    assert (result.id, result.version, result.title, result.length) == (memo.id, 2, "회의 1", 17)
+    assert methods(notes) == ["list/didUpdate"], "no detail/didShow for an edit"
+    # The reply has no text: the mirror's detail is the shown text with the edits applied.
+    detail = client.mirror.detail
+    assert (detail.text, detail.body, detail.version, detail.title) == ("회의 1\n- budget", "- budget", 2, "회의 1")
+    assert detail == client.select(memo.id)
+    mirror_matches_list(client)
+
+
+def test_edits_between_two_texts_reach_the_same_text(client):
+    memo = client.create("")
+    texts = ["", "H", "Hé", "Hél", "Hélo", "Héllo", "Héllo 세계", "Héllo 세상", "héllo 세상\n", "  \n héllo 세상\n👍", "👍"]
+    version = memo.version
+    for old, new in zip(texts, texts[1:]):
+        change = TextEdit.between(old, new)
+        assert len(change.text.encode()) <= len(new.encode())
+        version = client.edit(memo.id, [change], version).version
+        assert client.mirror.detail.text == new
+    assert client.share(memo.id).text == "👍"
+    assert TextEdit.between("세계", "세상") == TextEdit(3, 6, "상")   # whole code points, never half of one
+    assert split_title(" \n  title \t\nbody") == ("title", "body")
+
+
+def test_a_refused_edit_raises_and_applies_nothing(client):
+    memo = client.create("가나")
+    with pytest.raises(InvalidParams) as refused:
+        client.edit(memo.id, [TextEdit(0, 0, "ok"), TextEdit(3, 3, "x")], 1)   # inside 가 once "ok" is in
+    assert refused.value.param == "edits[1]"
+    with pytest.raises(VersionConflict) as conflict:
+        client.edit(memo.id, [TextEdit(0, 0, "x")], 7)
+    assert conflict.value.current_memo.text == "가나"
+    assert client.share(memo.id).text == "가나" and client.mirror.detail.version == 1
 
 
 def test_an_update_to_the_same_text_changes_nothing(client):
