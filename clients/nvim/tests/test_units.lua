@@ -29,6 +29,25 @@ return {
     end,
   },
   {
+    "text_edit_is_the_change_between_two_texts_in_whole_utf8_characters",
+    function(H)
+      local util = require("cloudnotes.util")
+      local function apply(old, e)
+        return old:sub(1, e.start) .. e.text .. old:sub(e["end"] + 1)
+      end
+      local texts = { "", "a", "ab", "회의", "회의록", "회외록", "x회외록👍", "👍", "👎", "", "same", "same" }
+      for i = 1, #texts - 1 do
+        local e = util.text_edit(texts[i], texts[i + 1])
+        H.eq(apply(texts[i], e), texts[i + 1], "edit from " .. texts[i] .. " to " .. texts[i + 1])
+      end
+      -- 의 and 외 share their first two bytes: the change is the whole character, never half of it.
+      H.eq(util.text_edit("회의록", "회외록"), { start = 3, ["end"] = 6, text = "외" }, "whole characters")
+      H.eq(util.text_edit("👍", "👎"), { start = 0, ["end"] = 4, text = "👎" }, "a 4-byte character")
+      H.eq(util.text_edit("abc", "abc"), { start = 3, ["end"] = 3, text = "" }, "no change")
+      H.eq(util.text_edit("aXc", "ac"), { start = 1, ["end"] = 2, text = "" }, "a deletion")
+    end,
+  },
+  {
     "help_file_has_working_tags",
     function(H)
       -- :helptags on a copy (the plugin folder stays clean), then :help.

@@ -65,8 +65,8 @@ return {
       local sent = H.record_sent(s)
       H.type({ "", "Groceries", "milk", "eggs" })
       local update = sent[#sent]
-      H.eq(update.method, "memo/update", "an update was sent")
-      H.eq(update.params.text, "\nGroceries\nmilk\neggs", "the whole text")
+      H.eq(update.method, "memo/edit", "the change was sent")
+      H.eq(update.params.edits, { { start = 0, ["end"] = 0, text = "\nGroceries\nmilk\neggs" } }, "inserted into the empty text")
       H.eq(update.params.baseVersion, 1, "based on version 1")
       H.eq(s.versions[s.edit.id], 2, "version from the response")
       local line = H.list_lines()[1]
@@ -106,7 +106,8 @@ return {
       H.eq(H.text_lines(), { "Plan", "step 1", "step 2" }, "typed text")
       H.eq(#sent, 0, "nothing sent before the pause")
       H.settle(s)
-      H.eq(H.methods(sent), { "memo/update" }, "exactly one update after the pause")
+      H.eq(H.methods(sent), { "memo/edit" }, "exactly one edit after the pause")
+      H.eq(sent[1].params.edits, { { start = 11, ["end"] = 11, text = "\nstep 2" } }, "only what was typed")
       H.eq(sent[1].params.baseVersion, 1, "baseVersion")
       local d1, d2, d3 = dates(H)
       local lines = H.list_lines()
@@ -375,8 +376,27 @@ return {
       -- Typing after the reload still reaches the server.
       s.cfg.debounce_ms = 30
       H.type({ "Plan", "after reload" })
-      H.eq(H.methods(sent), { "memo/update" }, "one update")
+      H.eq(H.methods(sent), { "memo/edit" }, "one edit")
       H.assert(H.list_lines()[1]:match("^> Plan  .+  after reload$"), "row: " .. H.list_lines()[1])
+      H.quit(s)
+    end,
+  },
+  {
+    "typing_into_a_long_memo_sends_only_the_change",
+    function(H)
+      local s = H.open()
+      local long = "Long\n" .. string.rep("가나다 abc\n", 10000) -- 130 KB
+      H.request("memo/create", { text = long })
+      H.settle(s)
+      local sent = H.record_sent(s)
+      local lines = H.text_lines()
+      lines[#lines] = "the end" -- the text ends with "\n": its last line is empty
+      H.type(lines)
+      H.eq(H.methods(sent), { "memo/edit" }, "one edit")
+      H.eq(sent[1].params.edits, { { start = #long, ["end"] = #long, text = "the end" } }, "only the typed bytes")
+      H.eq(H.request("memo/share", { id = s.edit.id }).text, long .. "the end", "the server holds the whole text")
+      H.eq(s.mirror.detail.text, long .. "the end", "the detail follows")
+      H.eq(s.versions[s.edit.id], 2, "version from the reply")
       H.quit(s)
     end,
   },
@@ -389,7 +409,8 @@ return {
       H.eq(H.text_lines(), { "Work\r", "report" }, "CR kept at the line end")
       local sent = H.record_sent(s)
       H.type({ "Work\r", "report\r", "due Friday" })
-      H.eq(sent[#sent].params.text, "Work\r\nreport\r\ndue Friday", "CRLF text sent back exactly")
+      H.eq(sent[#sent].params.edits, { { start = 12, ["end"] = 12, text = "\r\ndue Friday" } }, "the CR kept in the change")
+      H.eq(H.request("memo/share", { id = s.edit.id }).text, "Work\r\nreport\r\ndue Friday", "CRLF text stored exactly")
       H.assert(H.list_lines()[1]:match("^> Work  .+  report due Friday$"), "row: " .. H.list_lines()[1])
       H.quit(s)
     end,
@@ -504,7 +525,7 @@ return {
       H.wait(function()
         return not s.rpc.running
       end, "the server to exit")
-      H.eq(H.methods(sent), { "memo/update", "shutdown", "exit" }, "pending text, shutdown, then exit")
+      H.eq(H.methods(sent), { "memo/edit", "shutdown", "exit" }, "pending text, shutdown, then exit")
       H.eq(s.rpc.exit_code, 0, "clean exit code")
       H.eq(#api.nvim_list_tabpages(), tabs - 1, "tab closed")
       -- The text reached the store: a new session shows it.

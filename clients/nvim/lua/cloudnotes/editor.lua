@@ -1,5 +1,6 @@
---- The text buffer's edit loop: what the user types is sent with memo/update
---- after a pause (debounce), one request at a time, each with the baseVersion
+--- The text buffer's edit loop: what the user types is sent after a pause
+--- (debounce) as memo/edit (the change) or memo/update (the whole text, when
+--- the text at the current version is not known), one request at a time, each with the baseVersion
 --- the previous answer brought. A refused update (a conflict, a memo deleted
 --- elsewhere) never loses text: it goes to a register before the user is
 --- told and the buffer shows the server's text. These functions are methods
@@ -157,17 +158,32 @@ function E._send_update(self, id, text)
     return
   end
   self.inflight = { id = id, text = text }
-  self.rpc:request("memo/update", { id = id, text = text, baseVersion = self.versions[id] }, util.safe(function(err, result)
+  -- When the text the server holds at this version is known (the detail pane's), only the change is
+  -- sent (memo/edit): typing into a long memo then costs the bytes typed, not the memo's length.
+  local base = self.mirror.detail
+  if not (base and base.id == id and base.version ~= nil and base.version == self.versions[id]) then
+    base = nil
+  end
+  local method, params = "memo/update", { id = id, text = text, baseVersion = self.versions[id] }
+  if base then
+    method, params = "memo/edit", { id = id, baseVersion = base.version, edits = { util.text_edit(base.text or "", text) } }
+  end
+  self.rpc:request(method, params, util.safe(function(err, result)
     local sent = self.inflight
     self.inflight = nil
     if err then
       self:_update_failed(sent, err)
-    elseif result and result.memo then
-      local memo = result.memo
+    elseif result then
+      local memo = result.memo or E._edited_memo(base, result, sent.text)
       self.versions[memo.id] = memo.version
       if memo.id == self.edit.id then
         self.edit.title = memo.title or ""
         self.mirror.detail = memo
+      end
+      if not result.memo and result.length ~= #sent.text then
+        -- The server's text is not the one meant: send the whole text, based on what it now holds.
+        self.mirror.detail = nil
+        table.insert(self.queue, 1, { id = sent.id, text = sent.text })
       end
     end
     local nxt = table.remove(self.queue, 1)
@@ -175,7 +191,19 @@ function E._send_update(self, id, text)
       self:_send_update(nxt.id, nxt.text)
     end
     self:_after_save()
-  end, "memo/update"))
+  end, method))
+end
+
+--- The memo after a memo/edit, whose reply carries no text: the base memo with the text sent.
+function E._edited_memo(base, result, text)
+  local memo = vim.deepcopy(base)
+  memo.text = text
+  memo.body = nil -- derived by the server; nothing here shows it
+  memo.version = result.version
+  memo.title = result.title
+  memo.modifiedAt = result.modifiedAt
+  memo.displayDate = result.displayDate
+  return memo
 end
 
 --- Mark the buffer unmodified once everything typed has reached the server.

@@ -65,6 +65,31 @@ function M.lines_to_text(lines)
   return table.concat(lines, "\n")
 end
 
+--- The one memo/edit change that turns `old` into `new`: the bytes between
+--- their common prefix and suffix, in UTF-8 byte offsets, never cutting a
+--- character's bytes (the server refuses that).
+function M.text_edit(old, new)
+  local limit = math.min(#old, #new)
+  local prefix = 0
+  while prefix < limit and old:byte(prefix + 1) == new:byte(prefix + 1) do
+    prefix = prefix + 1
+  end
+  local suffix = 0
+  while suffix < limit - prefix and old:byte(#old - suffix) == new:byte(#new - suffix) do
+    suffix = suffix + 1
+  end
+  local function inside(b) -- a UTF-8 continuation byte
+    return b ~= nil and b >= 0x80 and b < 0xC0
+  end
+  while prefix > 0 and inside(old:byte(prefix + 1)) do
+    prefix = prefix - 1
+  end
+  while suffix > 0 and inside(old:byte(#old - suffix + 1)) do
+    suffix = suffix - 1
+  end
+  return { start = prefix, ["end"] = #old - suffix, text = new:sub(prefix + 1, #new - suffix) }
+end
+
 --- Make a server string safe to show on one buffer line: control characters
 --- (which a title may hold, and which nvim_buf_set_lines refuses as "\n")
 --- become "?".
