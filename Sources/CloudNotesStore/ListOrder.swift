@@ -5,7 +5,7 @@
 /// Entries are stored oldest first, so the list's top (index 0) is the array's end: a new or edited
 /// memo is appended, and the memo being typed in, already at the end, moves in constant time.
 struct ListOrder: Sendable {
-    struct Entry: Sendable, Comparable {
+    struct Entry: Sendable, Comparable, Hashable {
         var key: ListOrderKey
         var localID: Int64
         static func < (lhs: Entry, rhs: Entry) -> Bool { lhs.key < rhs.key }
@@ -24,6 +24,12 @@ struct ListOrder: Sendable {
         let position = insertionPoint(of: key)
         guard position < entries.count, entries[position].key == key else { return nil }
         return entries.count - 1 - position
+    }
+
+    /// Whether `entry` (its key and its memo) is in the list.
+    func contains(_ entry: Entry) -> Bool {
+        let position = insertionPoint(of: entry.key)
+        return position < entries.count && entries[position] == entry
     }
 
     /// The local ids of the rows at list indices `offset..<offset+limit`, newest first.

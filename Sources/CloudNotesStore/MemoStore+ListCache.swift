@@ -58,14 +58,19 @@ extension MemoStore {
     /// The memo's index in the list under `filter`; nil when it is not in that list.
     func index(of memo: StoredMemo, filter: SearchFilter?, _ db: Database) throws -> Int? {
         guard !memo.deleted, memo.importBatch == nil else { return nil }
+        return try index(of: memo.orderKey, filter: filter, db)
+    }
+
+    /// The position of the visible memo at `key` in the list under `filter`, or nil when it is not there.
+    func index(of key: ListOrderKey, filter: SearchFilter?, _ db: Database) throws -> Int? {
         if filter == nil, !isOrderLoaded {
             // Before the order is in memory (just after start-up), count: cheap near the top, where
             // the first memo shown is.
             return try Int.fetchOne(db.cachedStatement(sql: """
                 SELECT count(*) FROM memo WHERE \(Self.visible) AND (modifiedAt, seq) > (?, ?)
-                """), arguments: [memo.modifiedAt, memo.seq])
+                """), arguments: [key.modifiedAt, key.seq])
         }
-        return try withOrder(filter: filter, db) { $0.index(of: memo.orderKey) }
+        return try withOrder(filter: filter, db) { $0.index(of: key) }
     }
 
     private var isOrderLoaded: Bool { cache.state.withLock { $0.all != nil } }
@@ -105,9 +110,17 @@ extension MemoStore {
         }
         try loadAll(db)
         if let filter {
-            let matching = try LocalIDSet(matchingLocalIDs(filter, db))
+            let matched = try matchingLocalIDs(filter, db)
+            let total = cache.state.withLock { $0.all?.count ?? 0 }
+            let few = matched.count <= total / Self.fewMatchesDivisor ? try orderEntries(of: matched, db) : nil
             cache.state.withLock { state in
-                let entries = state.all?.entries.filter { matching.contains($0.localID) } ?? []
+                let entries: [ListOrder.Entry]
+                if let few, let all = state.all, few.count == Set(matched).count, few.allSatisfy(all.contains) {
+                    entries = few
+                } else {
+                    let matching = LocalIDSet(matched)
+                    entries = state.all?.entries.filter { matching.contains($0.localID) } ?? []
+                }
                 state.filtered = ListCache.FilteredOrder(filter: filter, order: ListOrder(ascending: entries))
             }
         }
@@ -128,18 +141,41 @@ extension MemoStore {
         cache.state.withLock { $0.all = ListOrder(ascending: entries) }
     }
 
+    /// Up to one match in this many memos, the filtered order is made from the matches' own rows; above,
+    /// by testing every entry of the whole order (a rare term among 100,000 memos: 10 row reads instead
+    /// of 100,000 tests).
+    static let fewMatchesDivisor = 64
+
+    /// The order entries of the visible memos among `localIDs`, oldest first. The caller checks them
+    /// against the whole order, which they must agree with.
+    private func orderEntries(of localIDs: [Int64], _ db: Database) throws -> [ListOrder.Entry] {
+        guard !localIDs.isEmpty else { return [] }
+        let statement = try db.cachedStatement(sql: """
+            SELECT modifiedAt, seq, localID FROM memo
+            WHERE localID IN (SELECT value FROM json_each(?)) AND \(Self.visible) ORDER BY modifiedAt, seq
+            """)
+        return try Row.fetchAll(statement, arguments: ["[" + localIDs.map(String.init).joined(separator: ",") + "]"]).map {
+            ListOrder.Entry(key: ListOrderKey(modifiedAt: $0[0], seq: $0[1]), localID: $0[2])
+        }
+    }
+
     /// The local ids of every visible memo that matches `filter`, in no particular order.
     private func matchingLocalIDs(_ filter: SearchFilter, _ db: Database) throws -> [Int64] {
+        // Cached statements (the query is a bound argument): compiling them anew costs more than a rare
+        // term's whole lookup.
         var found: [Int64] = []
         if let phrase = filter.indexPhrase {
-            found = try Int64.fetchAll(db, sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?", arguments: [phrase])
+            found = try Int64.fetchAll(
+                db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?"), arguments: [phrase])
             // The memos the index does not hold yet are read directly.
             found += try SQLRequest<Int64>(literal: """
                 SELECT localID FROM memo WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL \
                 AND \(filter.textCondition)
-                """).fetchAll(db)
+                """, cached: true).fetchAll(db)
         } else {
-            found = try SQLRequest<Int64>(literal: "SELECT localID FROM memo WHERE \(sql: Self.visible) AND \(filter.textCondition)").fetchAll(db)
+            found = try SQLRequest<Int64>(
+                literal: "SELECT localID FROM memo WHERE \(sql: Self.visible) AND \(filter.textCondition)", cached: true
+            ).fetchAll(db)
         }
         return found
     }

@@ -231,8 +231,11 @@ public final class MemoStore: Sendable {
     /// The position of memo `id` in the list under `filter`, or nil when it is not there.
     public func index(of id: String, filter: SearchFilter?) throws -> Int? {
         try serialized { db in
-            guard let memo = try Self.liveMemo(id: id, db) else { return nil }
-            return try index(of: memo, filter: filter, db)
+            // Its place only: not its text, which may be long.
+            guard let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT modifiedAt, seq FROM memo WHERE id = ? AND \(Self.visible)"), arguments: [id])
+            else { return nil }
+            return try index(of: ListOrderKey(modifiedAt: row[0], seq: row[1]), filter: filter, db)
         }
     }
 

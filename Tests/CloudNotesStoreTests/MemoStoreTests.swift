@@ -88,6 +88,31 @@ struct MemoStoreTests {
         #expect(try store.count(filter: SearchFilter(query)) == expected, "\(query)")
     }
 
+    @Test("a search with few matches among many memos lists them in order and follows later changes")
+    func fewMatchesAmongMany() throws {
+        let store = try MemoStore()
+        var ids: [String] = []
+        for i in 0..<300 {
+            let text = [10, 50, 150].contains(i) ? "memo \(i) with a needle" : "memo \(i)"
+            ids.append(try store.create(text: text, now: Int64(i), filter: nil).memo.id)
+        }
+        func listed(_ query: String) throws -> [String] {
+            try store.page(filter: SearchFilter(query), offset: 0, limit: 1000).map(\.id)
+        }
+        for indexed in [false, true] {
+            if indexed { while try store.indexPendingMemos() > 0 {} }  // through the full-text index too
+            #expect(try listed("needle") == [ids[150], ids[50], ids[10]], "indexed: \(indexed)")
+            #expect(try store.index(of: ids[50], filter: SearchFilter("needle")) == 1)
+            #expect(try listed("memo").count == 300)  // many matches: the whole order is scanned
+            #expect(try listed("nowhere").isEmpty)
+        }
+        let filter = SearchFilter("needle")
+        _ = try store.update(id: ids[10], text: "memo 10, needle moved up", baseVersion: nil, now: 1000, filter: filter)
+        _ = try store.update(id: ids[50], text: "memo 50, no longer", baseVersion: nil, now: 1001, filter: filter)
+        _ = try store.update(id: ids[7], text: "memo 7, a needle now", baseVersion: nil, now: 1002, filter: filter)
+        #expect(try listed("needle") == [ids[7], ids[10], ids[150]])
+    }
+
     @Test("a query with a NUL finds only the memos that hold it")
     func nulQueries() throws {
         // Not a parameterized test: the test runner's console cannot print arguments holding a NUL.
