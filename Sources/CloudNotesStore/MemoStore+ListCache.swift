@@ -92,7 +92,7 @@ extension MemoStore {
             SELECT localID, id, title, preview, modifiedAt, seq FROM memo
             WHERE localID IN (SELECT value FROM json_each(?))
             """)
-        let rows = try ListedMemo.fetchAll(statement, arguments: ["[" + localIDs.map(String.init).joined(separator: ",") + "]"])
+        let rows = try ListedMemo.fetchAll(statement, arguments: [Self.jsonArray(localIDs)])
         let byLocalID = Dictionary(rows.map { ($0.localID, $0) }, uniquingKeysWith: { first, _ in first })
         return localIDs.compactMap { byLocalID[$0] }
     }
@@ -154,9 +154,14 @@ extension MemoStore {
             SELECT modifiedAt, seq, localID FROM memo
             WHERE localID IN (SELECT value FROM json_each(?)) AND \(Self.visible) ORDER BY modifiedAt, seq
             """)
-        return try Row.fetchAll(statement, arguments: ["[" + localIDs.map(String.init).joined(separator: ",") + "]"]).map {
+        return try Row.fetchAll(statement, arguments: [Self.jsonArray(localIDs)]).map {
             ListOrder.Entry(key: ListOrderKey(modifiedAt: $0[0], seq: $0[1]), localID: $0[2])
         }
+    }
+
+    /// `localIDs` as a JSON array, for one cached statement whatever their number (`json_each(?)`).
+    private static func jsonArray(_ localIDs: [Int64]) -> String {
+        "[" + localIDs.map(String.init).joined(separator: ",") + "]"
     }
 
     /// The local ids of every visible memo that matches `filter`, in no particular order.
