@@ -38,12 +38,16 @@ struct TextEditTests {
         }
     }
 
-    @Test("a result over the memo limit is refused; one at the limit is not")
+    @Test("a result over the memo limit, or more edits than a request may carry, is refused; at the limits, not")
     func limit() throws {
         #expect(try Self.apply([TextEdit(start: 3, end: 3, text: "d")], to: "abc", maxBytes: 4) == "abcd")
         let error = #expect(throws: ResponseError.self) {
             try Self.apply([TextEdit(start: 3, end: 3, text: "de")], to: "abc", maxBytes: 4)
         }
         #expect(error?.data?["param"] == .string("edits"))
+        let insertions = Array(repeating: TextEdit(start: 0, end: 0, text: "x"), count: TextEdit.maxCount)
+        #expect(try Self.apply(insertions, to: "") == String(repeating: "x", count: TextEdit.maxCount))
+        let tooMany = #expect(throws: ResponseError.self) { try Self.apply(insertions + [insertions[0]], to: "") }
+        #expect(tooMany?.data?["param"] == .string("edits") && tooMany?.message.contains("more than the 1000") == true)
     }
 }

@@ -640,11 +640,12 @@ class Mirror:
                 self.detail = result["memo"]
         # An edit's reply carries no text: the detail applies the edits it sent, as an editor's buffer has.
         if method == "memo/edit" and isinstance(result, dict) and self.detail is not None:
-            if result["id"] == self.detail["id"] and result["version"] != self.detail["version"]:
+            if result["id"] == self.detail["id"] and self.detail["version"] == params["baseVersion"] != result["version"]:
                 text = apply_edits(self.detail["text"], params["edits"])
                 assert len(text.encode()) == result["length"], "the edited text's length differs from the server's"
+                # The body is derived by the server and not in the reply: the mirror does not guess it.
                 self.detail = {**self.detail, "text": text, "version": result["version"], "title": result["title"],
-                               "modifiedAt": result["modifiedAt"], "displayDate": result["displayDate"]}
+                               "body": None, "modifiedAt": result["modifiedAt"], "displayDate": result["displayDate"]}
 
     def refetch(self) -> None:
         """Reads the whole list after a `list/didReset`.

@@ -131,6 +131,14 @@ def test_a_bad_edit_is_refused_naming_it_and_no_edit_is_applied(client, edits, p
     client.mirror.check()
 
 
+def test_more_edits_than_a_request_may_carry_are_refused(client):
+    memo = client.create("")
+    error = edit_error(client, memo, [{"start": 0, "end": 0, "text": "x"}] * 1001)
+    assert error["code"] == INVALID_PARAMS and error["data"]["param"] == "edits" and "1000" in error["message"]
+    _, result = edit(client, memo, [{"start": 0, "end": 0, "text": "x"}] * 1000)
+    assert result["length"] == 1000 and client.memo_text(memo["id"]) == "x" * 1000
+
+
 def test_an_edit_needs_a_base_version(client):
     memo = client.create("text")
     error = client.error_of("memo/edit", {"id": memo["id"], "edits": [{"start": 0, "end": 0, "text": "x"}]})

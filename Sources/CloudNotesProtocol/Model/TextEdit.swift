@@ -2,9 +2,9 @@
 
 /// One change to a memo's text, as an editor reports it: the UTF-8 bytes `start..<end` become `text`.
 ///
-/// Offsets count UTF-8 bytes because that is how the text is stored: applying an edit costs the bytes
-/// it changes, however long the memo, and an editor that counts bytes (Neovim's `on_bytes`) sends what
-/// it is given. An offset inside a code point's bytes is refused, so a memo never holds broken UTF-8.
+/// Offsets count UTF-8 bytes because that is how the text is stored: finding an offset costs nothing
+/// however long the memo, and an editor that counts bytes (Neovim's `on_bytes`) sends what it is given.
+/// An offset inside a code point's bytes is refused, so a memo never holds broken UTF-8.
 public struct TextEdit: Codable, Sendable, Hashable, SchemaDescribed {
     /// The first byte replaced.
     public var start: Int
@@ -38,6 +38,9 @@ public struct TextEdit: Codable, Sendable, Hashable, SchemaDescribed {
         .required("text", .string(), "What replaces the bytes; empty for a deletion."),
     ])
     public static let example = TextEdit(start: 18, end: 18, text: "\nbread")
+
+    /// The most edits one `memo/edit` may carry.
+    public static let maxCount = 1000
 }
 
 // MARK: - Applying edits
@@ -47,8 +50,13 @@ extension TextEdit {
     /// reports a burst of changes).
     ///
     /// Throws an invalid-params error naming the edit at fault (`edits[2]`) when its range is not in that
-    /// text or cuts a code point's bytes, and one naming `edits` when the result is over `maxBytes`.
+    /// text or cuts a code point's bytes, and one naming `edits` when there are more than `maxCount` of
+    /// them or the result is over `maxBytes`.
     public static func apply(_ edits: [TextEdit], to text: String, maxBytes: Int) throws(ResponseError) -> String {
+        // Each edit copies the text once: a bound on their number bounds a request's work (a long memo).
+        guard edits.count <= maxCount else {
+            throw .invalidParams(param: "edits", "holds \(edits.count) edits, more than the \(maxCount) one request may carry")
+        }
         var text = text
         for (index, edit) in edits.enumerated() {
             let param = "edits[\(index)]"

@@ -105,7 +105,7 @@ public struct EditRequest: RequestType, Hashable {
     public static let schema = Schema.object([
         .required("id", .memoID),
         .required("baseVersion", .integer(minimum: 1), "The version the edits were made against; a different current version is a conflict."),
-        .required("edits", .array(.reference("TextEdit")), "Applied in order, each to the text the ones before it left; may be empty."),
+        .required("edits", .array(.reference("TextEdit")), "Applied in order, each to the text the ones before it left; at most 1000, may be empty."),
     ])
     public static let example = EditRequest(id: Memo.example.id, baseVersion: 1, edits: [.example])
 }

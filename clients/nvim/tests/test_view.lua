@@ -401,6 +401,22 @@ return {
     end,
   },
   {
+    "an_edit_whose_result_length_disagrees_is_followed_by_the_whole_text",
+    function(H)
+      local s = H.open()
+      H.request("memo/create", { text = "abc" })
+      H.settle(s)
+      -- The plugin's idea of the server's text is wrong (it never is, unless something is broken).
+      s.mirror.detail.text = "ab"
+      local sent = H.record_sent(s)
+      H.type({ "abX" })
+      H.eq(H.methods(sent), { "memo/edit", "memo/update" }, "the edit, then the whole text")
+      H.eq(sent[2].params, { id = s.edit.id, text = "abX", baseVersion = 2 }, "based on what the server now holds")
+      H.eq(H.request("memo/share", { id = s.edit.id }).text, "abX", "the server holds the buffer's text")
+      H.quit(s)
+    end,
+  },
+  {
     "crlf_text_round_trips",
     function(H)
       local s = H.open()

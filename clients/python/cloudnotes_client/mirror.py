@@ -215,10 +215,13 @@ class Mirror:
                 # An edit's reply carries no text: the detail applies the edits it sent.
                 edited = EditResult.from_json(result)
                 detail = self._detail
-                if detail is not None and detail.id == edited.id and detail.version != edited.version:
+                based_on = (params or {}).get("baseVersion")
+                if detail is not None and detail.id == edited.id and detail.version == based_on != edited.version:
                     text = apply_edits(detail.text, (params or {}).get("edits", []))
                     if len(text.encode()) != edited.length:
+                        # Not the server's text: keep the detail as it was, and say so.
                         self._note(f"memo/edit: the edited text is {len(text.encode())} bytes, the server's {edited.length}")
+                        return
                     _, body = split_title(text)
                     self._detail = Memo(id=detail.id, text=text, title=edited.title, body=body,
                                         created_at=detail.created_at, modified_at=edited.modified_at,

@@ -145,15 +145,17 @@ function E.flush(self)
   self:_update_text_status()
 end
 
-function E._send_update(self, id, text)
+--- `whole`: send the whole text even when the change alone could be sent.
+function E._send_update(self, id, text, whole)
   if self.inflight then
     -- One update at a time, so each baseVersion is the answer to the one
     -- before; a newer snapshot of the same memo replaces a queued older one.
     local last = self.queue[#self.queue]
     if last and last.id == id then
       last.text = text
+      last.whole = last.whole or whole
     else
-      self.queue[#self.queue + 1] = { id = id, text = text }
+      self.queue[#self.queue + 1] = { id = id, text = text, whole = whole }
     end
     return
   end
@@ -161,7 +163,7 @@ function E._send_update(self, id, text)
   -- When the text the server holds at this version is known (the detail pane's), only the change is
   -- sent (memo/edit): typing into a long memo then costs the bytes typed, not the memo's length.
   local base = self.mirror.detail
-  if not (base and base.id == id and base.version ~= nil and base.version == self.versions[id]) then
+  if whole or not (base and base.id == id and base.version ~= nil and base.version == self.versions[id]) then
     base = nil
   end
   local method, params = "memo/update", { id = id, text = text, baseVersion = self.versions[id] }
@@ -182,13 +184,12 @@ function E._send_update(self, id, text)
       end
       if not result.memo and result.length ~= #sent.text then
         -- The server's text is not the one meant: send the whole text, based on what it now holds.
-        self.mirror.detail = nil
-        table.insert(self.queue, 1, { id = sent.id, text = sent.text })
+        table.insert(self.queue, 1, { id = sent.id, text = sent.text, whole = true })
       end
     end
     local nxt = table.remove(self.queue, 1)
     if nxt then
-      self:_send_update(nxt.id, nxt.text)
+      self:_send_update(nxt.id, nxt.text, nxt.whole)
     end
     self:_after_save()
   end, method))
