@@ -43,7 +43,7 @@ extension MemoStore {
         id: String, baseVersion: Int64?, now: Int64, filter: SearchFilter?, newText: (String) throws -> String
     ) throws -> ListChange {
         let change = try write { db in
-            guard var memo = try liveMemoReusingRecentText(id: id, db) else { throw StoreError.memoNotFound(id: id) }
+            guard var memo = try Self.liveMemo(id: id, db, reusing: recentText.withLock { $0 }) else { throw StoreError.memoNotFound(id: id) }
             if let baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
             let text = try newText(memo.text)
             let before = try index(of: memo, filter: filter, db)

@@ -1,4 +1,3 @@
-import GRDB
 import Synchronization
 
 // MARK: - The text written last
@@ -25,12 +24,5 @@ extension MemoStore {
         let recent = memo.text.utf8.count <= RecentText.maxBytes
             ? RecentText(localID: localID, seq: memo.seq, text: memo.text) : nil
         recentText.withLock { $0 = recent }
-    }
-
-    /// The live memo `id`, taking its text from the one written last when the row has not changed since.
-    func liveMemoReusingRecentText(id: String, _ db: Database) throws -> StoredMemo? {
-        let statement = try db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ? AND \(Self.visible)")
-        guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
-        return try StoredMemo(row: row, reusing: recentText.withLock { $0 })
     }
 }

@@ -291,9 +291,12 @@ public final class MemoStore: Sendable {
     /// spell it exactly so, which lets SQLite use the partial index `memo_order`.
     static let visible = "deleted = 0 AND importBatch IS NULL"
 
-    static func liveMemo(id: String, _ db: Database) throws -> StoredMemo? {
+    /// The memo `id` unless deleted or hidden; its text taken from `recent` when that is this row's text.
+    static func liveMemo(id: String, _ db: Database, reusing recent: RecentText? = nil) throws -> StoredMemo? {
         // Cached statements: GRDB compiles a new statement with an authorizer, which costs more than the query.
-        try StoredMemo.fetchOne(db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ? AND \(visible)"), arguments: [id])
+        let statement = try db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ? AND \(visible)")
+        guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
+        return try StoredMemo(row: row, reusing: recent)
     }
 
     static func nextSeq(_ db: Database) throws -> Int64 {

@@ -8,7 +8,9 @@ public struct MemoText: Sendable, Hashable {
     /// The first line with non-blank characters, trimmed; empty when there is none.
     public let title: String
     /// Everything after the title line, as written.
-    public let body: String
+    public var body: String { String(bodyText) }
+    /// The body, not copied out of the text: an edit of a long memo needs only its title and preview.
+    private let bodyText: Substring
 
     public static let previewLength = 100
     public static let listTitleLength = 200
@@ -30,12 +32,12 @@ public struct MemoText: Sendable, Hashable {
             let trimmed = line.trimmingBlanks()
             if !trimmed.isEmpty {
                 title = String(trimmed)
-                body = String(rest)
+                bodyText = rest
                 return
             }
         }
         title = ""
-        body = ""
+        bodyText = ""
     }
 
     /// The body on one line: runs of white space (newlines included) become one space, cut to about 100 characters.
@@ -43,7 +45,7 @@ public struct MemoText: Sendable, Hashable {
         var result = ""
         var pendingSpace = false
         var count = 0
-        for character in body {
+        for character in bodyText {
             if character.isWhitespace {
                 pendingSpace = !result.isEmpty
                 continue
