@@ -128,6 +128,9 @@ public final class MemoStore: Sendable {
 
     /// Adds the SQL functions the store's queries use to a new connection.
     private static func prepareConnection(_ db: Database) {
+        // Statement journals in memory: SQLite spills one larger than 64 KiB to a new temporary file,
+        // so each keystroke in a long memo created, wrote and deleted a file in /var/tmp.
+        try? db.execute(sql: "PRAGMA temp_store = MEMORY")
         db.add(function: SearchFilter.caseInsensitiveContains)
     }
 
@@ -295,8 +298,13 @@ public final class MemoStore: Sendable {
     static func liveMemo(id: String, _ db: Database, reusing recent: RecentText? = nil) throws -> StoredMemo? {
         // Cached statements: GRDB compiles a new statement with an authorizer, which costs more than the query.
         let statement = try db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ? AND \(visible)")
-        guard let row = try Row.fetchOne(statement, arguments: [id]) else { return nil }
-        return try StoredMemo(row: row, reusing: recent)
+        // The cursor's row reads each column from SQLite when asked: a copied row (`fetchOne`) would
+        // assemble and copy the whole text even when `recent` has it, 100 KB per keystroke in a long memo.
+        let rows = try Row.fetchCursor(statement, arguments: [id])
+        guard let row = try rows.next() else { return nil }
+        let memo = try StoredMemo(row: row, reusing: recent)
+        _ = try rows.next()  // ids are unique: this ends the statement
+        return memo
     }
 
     static func nextSeq(_ db: Database) throws -> Int64 {

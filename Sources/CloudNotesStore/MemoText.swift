@@ -42,27 +42,93 @@ public struct MemoText: Sendable, Hashable {
 
     /// The body on one line: runs of white space (newlines included) become one space, cut to about 100 characters.
     public var preview: String {
-        var result = ""
-        var pendingSpace = false
-        var count = 0
-        for character in bodyText {
-            if character.isWhitespace {
-                pendingSpace = !result.isEmpty
-                continue
-            }
-            if pendingSpace {
-                result.append(" ")
-                count += 1
-                pendingSpace = false
-            }
-            if count >= Self.previewLength {
-                result.append("…")
-                break
-            }
-            result.append(character)
-            count += 1
+        Self.simplePreview(of: bodyText) ?? Self.characterPreview(of: bodyText)
+    }
+
+    // MARK: - Preview
+
+    /// The preview, walking characters (grapheme clusters): right for any text, but it pays for
+    /// grapheme breaking at every step, a large part of the cost of importing or of a keystroke.
+    static func characterPreview(of body: Substring) -> String {
+        var preview = PreviewBuilder()
+        for character in body {
+            guard preview.take(character.utf8, isWhitespace: character.isWhitespace) else { break }
         }
-        return result
+        return preview.result
+    }
+
+    /// The preview, walking the UTF-8 bytes a scalar at a time; nil when it meets a scalar that could
+    /// join its neighbour into one character, for `characterPreview` to take over.
+    ///
+    /// Every scalar below U+0300 (where combining marks start), every precomposed Hangul syllable and
+    /// every CJK ideograph of the basic block is a character of its own, whatever surrounds it (the
+    /// one exception, "\r\n", is white space either way), so over such text a scalar walk gives the
+    /// character walk's result exactly. White space among those scalars is the ASCII kind, U+0085 and U+00A0.
+    static func simplePreview(of body: Substring) -> String? {
+        let walked = body.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            var preview = PreviewBuilder()
+            var index = 0
+            while index < bytes.count {
+                let lead = bytes[index]
+                let length: Int
+                let isWhitespace: Bool
+                switch lead {
+                case ..<0x80:
+                    length = 1
+                    isWhitespace = lead == 0x20 || (0x09...0x0D).contains(lead)
+                case 0xC0..<0xE0:
+                    let value = UInt32(lead & 0x1F) << 6 | UInt32(bytes[index + 1] & 0x3F)
+                    guard value < 0x300 else { return nil }
+                    length = 2
+                    isWhitespace = value == 0x85 || value == 0xA0
+                case 0xE0..<0xF0:
+                    let value = UInt32(lead & 0x0F) << 12 | UInt32(bytes[index + 1] & 0x3F) << 6 | UInt32(bytes[index + 2] & 0x3F)
+                    guard (0xAC00...0xD7A3).contains(value) || (0x4E00...0x9FFF).contains(value) else { return nil }
+                    length = 3
+                    isWhitespace = false
+                default:
+                    return nil
+                }
+                guard preview.take(bytes[index..<index + length], isWhitespace: isWhitespace) else { break }
+                index += length
+            }
+            return preview.result
+        }
+        return walked ?? nil
+    }
+}
+
+/// Builds a preview a character at a time: white space runs become one space, at most
+/// `MemoText.previewLength` characters, then "…".
+private struct PreviewBuilder {
+    private var bytes: [UInt8] = []
+    private var pendingSpace = false
+    private var count = 0
+
+    init() {
+        bytes.reserveCapacity(4 * (MemoText.previewLength + 2))
+    }
+
+    var result: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Adds a character, given as its UTF-8 bytes; false once the preview is full (the "…" added).
+    mutating func take(_ character: some Collection<UInt8>, isWhitespace: Bool) -> Bool {
+        if isWhitespace {
+            pendingSpace = !bytes.isEmpty
+            return true
+        }
+        if pendingSpace {
+            bytes.append(UInt8(ascii: " "))
+            count += 1
+            pendingSpace = false
+        }
+        if count >= MemoText.previewLength {
+            bytes.append(contentsOf: "…".utf8)
+            return false
+        }
+        bytes.append(contentsOf: character)
+        count += 1
+        return true
     }
 }
 

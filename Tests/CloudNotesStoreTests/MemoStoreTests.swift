@@ -13,6 +13,15 @@ func temporaryStorePath() -> String {
 
 @Suite("Memo store")
 struct MemoStoreTests {
+    @Test("every connection keeps statement journals in memory: a long memo's edit writes no temporary file")
+    func statementJournalsInMemory() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        // SQLite spills a statement journal over 64 KiB to a file in /var/tmp; temp_store = MEMORY (2)
+        // keeps it in memory, on the writer and on every reader.
+        #expect(try store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 2)
+        #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 2)
+    }
+
     @Test("a change bumps the version and the store-wide sequence; a delete leaves a hidden tombstone")
     func versionsAndTombstones() throws {
         let store = try MemoStore()

@@ -1,3 +1,4 @@
+import CloudNotesTestSupport
 import Testing
 
 @testable import CloudNotesStore
@@ -24,5 +25,48 @@ struct MemoTextTests {
         let long = MemoText("T\n" + String(repeating: "가", count: 300)).preview
         #expect(long.count == MemoText.previewLength + 1)
         #expect(long.hasSuffix("…"))
+    }
+
+    @Test("the scalar walk gives the character walk's preview, and hands over at joining scalars", arguments: [
+        "  a\r\n\r\n b\tc  ",
+        "회의 meeting 会议 café\u{A0}x\u{85}y",
+        String(repeating: "가나다 abc ", count: 40),
+        String(repeating: "x", count: 99) + "\r\n" + "yz",
+        "e\u{301}" + String(repeating: "é", count: 120),
+        "👍🏽 family 👨‍👩‍👧",
+        "\u{1100}\u{1161}\u{11A8} 각",
+        "가\u{11A8}",
+    ])
+    func scalarPreview(body: String) {
+        let walked = MemoText.characterPreview(of: Substring(body))
+        if let simple = MemoText.simplePreview(of: Substring(body)) {
+            #expect(simple == walked)
+        } else {
+            #expect(body.unicodeScalars.contains { $0.value >= 0x300 && !(0xAC00...0xD7A3).contains($0.value) })
+        }
+        #expect(MemoText("T\n" + body).preview == walked)
+    }
+
+    @Test("random texts of simple scalars, now and then a joining one, get the character walk's preview")
+    func randomPreviews() {
+        let simple: [Unicode.Scalar] = [" ", "\n", "\r", "\t", "a", "Z", "é", "\u{A0}", "\u{85}", "가", "힣", "会"]
+        let joining: [Unicode.Scalar] = ["\u{301}", "\u{11A8}", "\u{1161}", "\u{200D}", "\u{FE0F}", "👍", "\u{1F3FD}", "\u{1F1F0}"]
+        var generator = SplitMix64(seed: 20_261_122)
+        var handedOver = 0
+        for _ in 0..<2000 {
+            var body = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...180, using: &generator) {
+                let pool = Int.random(in: 0..<400, using: &generator) == 0 ? joining : simple
+                body.append(pool.randomElement(using: &generator)!)
+            }
+            let text = Substring(String(body))
+            let walked = MemoText.characterPreview(of: text)
+            if let scalarWalk = MemoText.simplePreview(of: text) {
+                #expect(scalarWalk == walked, "\(text.debugDescription)")
+            } else {
+                handedOver += 1
+            }
+        }
+        #expect(handedOver > 100 && handedOver < 1900, "both walks should be exercised")
     }
 }
