@@ -18,10 +18,14 @@ struct StreamingJSONEncoder {
 }
 
 /// The bytes written so far, and the containers still open.
+///
+/// Its properties are exempt from run-time exclusivity checks: each access to a class's stored property
+/// is otherwise checked, once per byte appended, about a quarter of the time spent encoding a list page. One
+/// encoder writes on one thread, and every access is a short append that calls nothing back.
 final class JSONOutput {
-    var bytes: [UInt8] = []
+    @exclusivity(unchecked) var bytes: [UInt8] = []
     /// Each open container, innermost last: its closing bracket and how many entries it has.
-    private var open: [(closer: UInt8, entries: Int)] = []
+    @exclusivity(unchecked) private var open: [(closer: UInt8, entries: Int)] = []
 
     /// Writes one value: the containers it opens are closed when it returns.
     func write<T: Encodable>(_ value: T, at position: CodingPosition) throws {
