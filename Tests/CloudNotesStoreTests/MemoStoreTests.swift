@@ -146,6 +146,20 @@ struct MemoStoreTests {
         #expect(try store.index(of: page[20].id, filter: nil) == 20)
     }
 
+    @Test("an import shown a statement at a time is shown whole: the file's order, fresh and unique sequence numbers")
+    func largeImportIsShownWhole() throws {
+        let store = try MemoStore()
+        _ = try store.create(text: "here before", now: 5_000, filter: nil)
+        let count = ImportSession.rowsPerStatement * 2 + 500
+        let entries = (0..<count).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) }
+        #expect(try store.importMemos(entries, chunkSize: 700) == count)
+        let page = try store.page(filter: nil, offset: 0, limit: count + 1)
+        #expect(page.map(\.title) == ["here before"] + (0..<count).map { "memo \($0)" })
+        let importedSeqs = page.dropFirst().map(\.seq)
+        #expect(Set(importedSeqs).count == count)
+        #expect(importedSeqs.allSatisfy { $0 > page[0].seq })
+    }
+
     @Test("an import's memos stay hidden until all are in; a cancelled one leaves nothing")
     func importIsAllOrNothing() throws {
         let store = try MemoStore()
