@@ -51,7 +51,7 @@ public final class MemoStore: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability == .synced ? "FULL" : "NORMAL")")
-            Self.prepareConnection(db)
+            try Self.prepareConnection(db)
         }
         if !readOnly, Self.canWrite(at: path) {
             writer = try Self.openPool(at: path, configuration: configuration)
@@ -105,7 +105,7 @@ public final class MemoStore: Sendable {
         isReadOnly = false
         durability = .committed
         var configuration = Configuration()
-        configuration.prepareDatabase { db in Self.prepareConnection(db) }
+        configuration.prepareDatabase { db in try Self.prepareConnection(db) }
         writer = try DatabaseQueue(configuration: configuration)
         try Self.migrator.migrate(writer)
         try noteCaughtUp()
@@ -126,11 +126,13 @@ public final class MemoStore: Sendable {
         return problems
     }
 
-    /// Adds the SQL functions the store's queries use to a new connection.
-    private static func prepareConnection(_ db: Database) {
-        // Statement journals in memory: SQLite spills one larger than 64 KiB to a new temporary file,
-        // so each keystroke in a long memo created, wrote and deleted a file in /var/tmp.
-        try? db.execute(sql: "PRAGMA temp_store = MEMORY")
+    /// Sets up a new connection: statement journals in memory, and the SQL functions the store's queries use.
+    private static func prepareConnection(_ db: Database) throws {
+        // SQLite spills a statement journal larger than 64 KiB to a new temporary file, so each keystroke
+        // in a long memo created, wrote and deleted a file in /var/tmp. In memory, a journal holds every
+        // page its statement changed until the statement ends: a statement that changes many rows must
+        // change them a chunk at a time (as `ImportSession.finish` does).
+        try db.execute(sql: "PRAGMA temp_store = MEMORY")
         db.add(function: SearchFilter.caseInsensitiveContains)
     }
 

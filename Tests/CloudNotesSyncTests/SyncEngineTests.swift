@@ -142,7 +142,7 @@ struct SyncEngineTests {
         // Publishing anew there is a deliberate step.
         try a.store.setRemote(other.displayURL, republish: true)
         try await a.sync(through: other)
-        var b = try Device(remote: other)
+        let b = try Device(remote: other)
         try await b.sync()
         #expect(try b.memos() == [id: "precious\n"])
         _ = b.clock
