@@ -15,8 +15,10 @@ final class ImportSession: Sendable {
 
     init(store: MemoStore) { self.store = store }
 
-    /// How many memos one statement of `finish` shows.
+    /// How many memos one statement of `finish` (or `discard`) handles, at most.
     static let rowsPerStatement = 1000
+    /// About how many bytes of text one statement of `finish` shows (always at least one memo).
+    static let bytesPerStatement = 4 << 20
 
     /// Stores `memos` (hidden until `finish`), in the order given.
     func add(_ memos: [MemoStore.NewMemo]) throws {
@@ -33,23 +35,41 @@ final class ImportSession: Sendable {
             else { return }
             // New numbers above every existing one, the last memo added getting the lowest.
             let base = try MemoStore.nextSeq(db)
-            // A statement per thousand memos: until a statement ends, SQLite keeps a copy of every page it
-            // changed (its statement journal, in memory: see `prepareConnection`), and one statement for
-            // the whole import kept the whole import in memory, 240 MB for 100,000 memos.
-            repeat {
-                try db.execute(
-                    sql: """
-                        UPDATE memo SET importBatch = NULL, seq = ? + ? - seq
-                        WHERE localID IN (SELECT localID FROM memo WHERE importBatch = ? LIMIT \(Self.rowsPerStatement))
-                        """,
-                    arguments: [base, last, batch])
-            } while db.changesCount > 0
+            // A statement per chunk: until a statement ends, SQLite keeps a copy of every page it changed
+            // (its statement journal, in memory: see `prepareConnection`), texts included, since a shown
+            // record is rewritten whole. One statement for the whole import held 240 MB for 100,000 memos.
+            let show = try db.cachedStatement(sql: """
+                UPDATE memo SET importBatch = NULL, seq = ? + ? - seq WHERE localID IN (SELECT value FROM json_each(?))
+                """)
+            while true {
+                let chunk = try nextChunkToShow(db)
+                if chunk.isEmpty { break }
+                try show.execute(arguments: [base, last, MemoStore.jsonArray(chunk)])
+            }
             store.cache.invalidate()  // rebuilt at the next read, in one pass
             // Other processes see the import; here, the split view catches up with it whole at its next
             // step (`didImport`, or an intent that comes first), never one row of it in another's indexes.
             _ = try store.countVisibleChange(db)
             store.forgetCaughtUp()
         }
+    }
+
+    /// The next memos `finish` shows in one statement: at most `rowsPerStatement`, and no more than
+    /// `bytesPerStatement` of text unless a single memo is longer.
+    func nextChunkToShow(_ db: Database) throws -> [Int64] {
+        // length() of a BLOB is read from the record's header: the texts themselves are not loaded.
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT localID, length(text) FROM memo WHERE importBatch = ? LIMIT \(Self.rowsPerStatement)"),
+            arguments: [batch])
+        var chunk: [Int64] = []
+        var bytes = 0
+        while let row = try rows.next() {
+            let length: Int = row[1]
+            if !chunk.isEmpty, bytes + length > Self.bytesPerStatement { break }
+            chunk.append(row[0])
+            bytes += length
+        }
+        return chunk
     }
 
     /// Removes every memo added.

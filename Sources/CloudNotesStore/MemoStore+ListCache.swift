@@ -160,7 +160,7 @@ extension MemoStore {
     }
 
     /// `localIDs` as a JSON array, for one cached statement whatever their number (`json_each(?)`).
-    private static func jsonArray(_ localIDs: [Int64]) -> String {
+    static func jsonArray(_ localIDs: [Int64]) -> String {
         "[" + localIDs.map(String.init).joined(separator: ",") + "]"
     }
 
