@@ -117,7 +117,11 @@ public final class MemoStore: Sendable {
         let folder = folder(of: path)
         var problems: [String] = []
         for (item, isFolder) in [(folder, true), (path, false), (path + "-wal", false)] {
-            guard let mode = (try? FileManager.default.attributesOfItem(atPath: item))?[.posixPermissions] as? Int else { continue }
+            // `stat` itself: FileManager's attributes also look up the owner's and group's names,
+            // which reads /etc/passwd and /etc/group on every start-up.
+            var status = stat()
+            guard stat(item, &status) == 0 else { continue }
+            let mode = Int(status.st_mode)
             if mode & 0o077 != 0 {
                 let wanted = isFolder ? "0700" : "0600"
                 problems.append("\(item) is readable by other users (mode \(String(mode & 0o777, radix: 8))); run: chmod \(wanted) '\(item)'")

@@ -1,8 +1,12 @@
-"""The server's relation to its client process and to the store's file permissions."""
+"""The server's relation to its client process, to the store's file permissions, and to its flags."""
 
 import os
 import subprocess
 import time
+
+import pytest
+
+from conftest import BINARY
 
 
 def test_the_server_exits_when_its_client_process_is_gone(servers, tmp_root):
@@ -52,3 +56,64 @@ def test_a_private_store_is_not_reported(servers):
     srv.create("private")
     srv.stop()
     assert "readable by other users" not in srv.stderr
+
+
+# -- serve's flags --------------------------------------------------------------------------------
+# `serve` parses its own flags alone first (it is quicker at start-up); whatever that parse cannot take
+# goes to the whole command tree, which must answer as it always has: usage under `cloudnotes serve`.
+
+@pytest.mark.parametrize("use_serve", [True, False], ids=["serve", "default subcommand"])
+def test_serve_takes_every_flag_with_or_without_its_name(servers, tmp_root, use_serve):
+    log = tmp_root / f"serve-{use_serve}.log"
+    srv = servers.start(use_serve=use_serve, args=[
+        "--durability", "synced", "--log-level", "debug", "--log-file", str(log),
+        "--client-process-id", str(os.getpid()), "--sync-interval", "0", "--sync-delay", "0.5"])
+    srv.initialize()
+    srv.notify("an/unknown-notification")
+    memo = srv.create("taken with every flag")
+    assert srv.shutdown_and_exit() == 0
+    srv.stop()
+    logged = log.read_text()
+    assert "debug cloudnotes: ignored the notification an/unknown-notification" in logged
+    assert f"serving {srv.store}" in logged
+    assert srv.stderr == ""  # the logs went to the file
+    again = servers.start(srv.store)
+    again.initialize()
+    assert [row["id"] for row in again.list_all()["rows"]] == [memo["id"]]
+
+
+def run_command(tmp_root, *arguments):
+    store = tmp_root / "flags" / "notes.sqlite"
+    return subprocess.run([BINARY, *arguments], input="", capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "CLOUDNOTES_STORE": str(store)})
+
+
+@pytest.mark.parametrize("prefix", [["serve"], []], ids=["serve", "default subcommand"])
+@pytest.mark.parametrize("flags, message", [
+    (["--sync-interval=-1"], "Error: --sync-interval must be 0 or more"),
+    (["--sync-delay", "nan"], "Error: --sync-delay must be 0 or more"),
+    (["--durability", "nope"], "Error: The value 'nope' is invalid for '--durability <mode>'"),
+    (["--bogus"], "Error: Unknown option '--bogus'"),
+    (["extra"], "Error: Unexpected argument 'extra'"),
+], ids=["validation", "validation of a double", "bad value", "unknown flag", "extra argument"])
+def test_a_mistake_in_serves_flags_is_explained_by_the_whole_command(tmp_root, prefix, flags, message):
+    result = run_command(tmp_root, *prefix, *flags)
+    assert result.returncode == 64, result
+    assert result.stdout == ""
+    assert message in result.stderr
+    assert "Usage: cloudnotes serve [--store <path>]" in result.stderr
+    assert "See 'cloudnotes serve --help' for more information." in result.stderr
+
+
+def test_help_version_and_completion_requests_reach_the_whole_command(tmp_root):
+    for arguments in (["serve", "--help"], ["serve", "-h"], ["help", "serve"]):
+        result = run_command(tmp_root, *arguments)
+        assert result.returncode == 0, (arguments, result)
+        assert "USAGE: cloudnotes serve [--store <path>]" in result.stdout, arguments
+    version = run_command(tmp_root, "--version")
+    assert (version.returncode, version.stdout) == (0, "0.1.0\n")
+    for arguments in (["--generate-completion-script", "bash"], ["serve", "--generate-completion-script", "bash"]):
+        script = run_command(tmp_root, *arguments)
+        assert script.returncode == 0, (arguments, script)
+        assert "complete -o filenames -F _cloudnotes cloudnotes" in script.stdout, arguments
+    assert not (tmp_root / "flags").exists()  # none of these opened a store
