@@ -184,7 +184,9 @@ extension MemoStore {
                 bytes += length
             }
             guard !chosen.isEmpty else { return 0 }
-            try db.execute(sql: "UPDATE memo SET indexed = 1 WHERE localID IN (\(chosen.map(String.init).joined(separator: ",")))")
+            try db.execute(
+                sql: "UPDATE memo SET indexed = 1 WHERE localID IN (SELECT value FROM json_each(?))",
+                arguments: [Self.jsonArray(chosen)])
             return chosen.count
         }
     }
