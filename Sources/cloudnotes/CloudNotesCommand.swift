@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudNotesMediator
 import CloudNotesProtocol
 import CloudNotesServer
 import CloudNotesStore
@@ -127,6 +128,7 @@ struct Serve: AsyncParsableCommand {
         // A client that goes away makes writes fail (EPIPE), which the server handles; not a signal that kills it.
         signal(SIGPIPE, SIG_IGN)
 
+        MemoPresenter.loadFormattingDataInBackground()
         let logger = LogSetup.bootstrap(level: logging.logLevel, file: logging.logFile)
         let store: MemoStore
         do {
