@@ -57,19 +57,11 @@ final class ImportSession: Sendable {
     /// The next memos `finish` shows in one statement: at most `rowsPerStatement`, and no more than
     /// `bytesPerStatement` of text unless a single memo is longer.
     func nextChunkToShow(_ db: Database) throws -> [Int64] {
-        // length() of a BLOB is read from the record's header: the texts themselves are not loaded.
-        let rows = try Row.fetchCursor(
-            db.cachedStatement(sql: "SELECT localID, length(text) FROM memo WHERE importBatch = ? LIMIT \(Self.rowsPerStatement)"),
-            arguments: [batch])
-        var chunk: [Int64] = []
-        var bytes = 0
-        while let row = try rows.next() {
-            let length: Int = row[1]
-            if !chunk.isEmpty, bytes + length > Self.bytesPerStatement { break }
-            chunk.append(row[0])
-            bytes += length
-        }
-        return chunk
+        try MemoStore.leadingLocalIDs(
+            Row.fetchCursor(
+                db.cachedStatement(sql: "SELECT localID, length(text) FROM memo WHERE importBatch = ? LIMIT \(Self.rowsPerStatement)"),
+                arguments: [batch]),
+            withinBytes: Self.bytesPerStatement)
     }
 
     /// Removes every memo added.
@@ -162,6 +154,26 @@ extension MemoStore {
     }
 }
 
+// MARK: - Chunks bounded by bytes
+
+extension MemoStore {
+    /// The local ids of `rows` (each a local id and its text's length), in order, up to `byteBudget` bytes
+    /// of text, and at least the first: how a bulk statement takes its chunk of memos.
+    ///
+    /// The texts are BLOBs, so `length(text)` is read from each record's header: no text is loaded.
+    static func leadingLocalIDs(_ rows: RowCursor, withinBytes byteBudget: Int) throws -> [Int64] {
+        var chosen: [Int64] = []
+        var bytes = 0
+        while let row = try rows.next() {
+            let length: Int = row[1]
+            if !chosen.isEmpty, bytes + length > byteBudget { break }
+            chosen.append(row[0])
+            bytes += length
+        }
+        return chosen
+    }
+}
+
 // MARK: - Background indexing
 
 extension MemoStore {
@@ -171,18 +183,12 @@ extension MemoStore {
     /// Searches are right whether or not this has run: they read unindexed memos' text directly.
     public func indexPendingMemos(byteBudget: Int = 64 * 1024) throws -> Int {
         try write { db in
-            let candidates = try Row.fetchAll(db, sql: """
-                SELECT localID, length(text) FROM memo
-                WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL LIMIT 500
-                """)
-            var chosen: [Int64] = []
-            var bytes = 0
-            for row in candidates {
-                let length: Int = row[1]
-                if !chosen.isEmpty, bytes + length > byteBudget { break }
-                chosen.append(row[0])
-                bytes += length
-            }
+            let chosen = try Self.leadingLocalIDs(
+                Row.fetchCursor(db, sql: """
+                    SELECT localID, length(text) FROM memo
+                    WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL LIMIT 500
+                    """),
+                withinBytes: byteBudget)
             guard !chosen.isEmpty else { return 0 }
             try db.execute(
                 sql: "UPDATE memo SET indexed = 1 WHERE localID IN (SELECT value FROM json_each(?))",
