@@ -34,7 +34,11 @@ let package = Package(
         // The SQLite store: memos, tombstones, change sequence, full-text search, sync's revision history.
         .target(
             name: "CloudNotesStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // The C API, for the one hook GRDB does not wrap (`sqlite3_wal_hook`).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // The split view: list, selection and detail, turned into notifications.
         .target(

@@ -53,6 +53,9 @@ public struct ServerConfiguration: Sendable {
 ///    view as rule 5 says, and `sync/didChange` may arrive between any two messages.
 /// 7. The background indexer (imported and long memos into the full-text index) works only while the
 ///    client has been quiet for a moment, one short transaction at a time: any request overtakes it.
+/// 8. Checkpoints of the write-ahead log run on a connection and a queue of their own
+///    (`LogCheckpointer`), beside requests: a commit waits for one only when the log has grown past
+///    10,000 pages without a pause.
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
 /// actor awaited one message at a time, and everything shared across threads is `Sendable`.
 public final class Server: Sendable {

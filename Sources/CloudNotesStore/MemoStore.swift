@@ -25,6 +25,8 @@ public final class MemoStore: Sendable {
     public let isReadOnly: Bool
     /// How hard each commit works to reach the disk.
     public let durability: Durability
+    /// Checkpoints the write-ahead log in the background; nil for a store in memory.
+    let checkpointer: LogCheckpointer?
 
     /// How hard a commit works to reach the disk.
     public enum Durability: String, Sendable, CaseIterable {
@@ -42,16 +44,26 @@ public final class MemoStore: Sendable {
     /// shell completion, which must not touch a store that servers are using). A second connection of
     /// a process that may be importing (sync's, in the server) passes `discardingAbandonedImports: false`:
     /// the imports it would take for abandoned are its own process's, under way.
-    public init(path: String, durability: Durability = .committed, readOnly: Bool = false,
-                discardingAbandonedImports: Bool = true) throws {
+    public convenience init(path: String, durability: Durability = .committed, readOnly: Bool = false,
+                            discardingAbandonedImports: Bool = true) throws {
+        try self.init(path: path, durability: durability, readOnly: readOnly,
+                      discardingAbandonedImports: discardingAbandonedImports, logLimits: .standard)
+    }
+
+    /// Opens the store at `path`, checkpointing its write-ahead log at `logLimits`.
+    init(path: String, durability: Durability, readOnly: Bool, discardingAbandonedImports: Bool,
+         logLimits: LogCheckpointer.Limits) throws {
         self.path = path
         self.durability = durability
         if !readOnly { try Self.prepareFile(at: path) }
+        let checkpointer = LogCheckpointer(path: path, limits: logLimits)
+        self.checkpointer = checkpointer
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability == .synced ? "FULL" : "NORMAL")")
             try Self.prepareConnection(db)
+            checkpointer.watchCommits(of: db)
         }
         if !readOnly, Self.canWrite(at: path) {
             writer = try Self.openPool(at: path, configuration: configuration)
@@ -104,6 +116,7 @@ public final class MemoStore: Sendable {
         path = nil
         isReadOnly = false
         durability = .committed
+        checkpointer = nil
         var configuration = Configuration()
         configuration.prepareDatabase { db in try Self.prepareConnection(db) }
         writer = try DatabaseQueue(configuration: configuration)
@@ -286,7 +299,8 @@ public final class MemoStore: Sendable {
 
     /// Folds the write-ahead log back into the file, so that the next start reads less; for a clean exit.
     public func checkpoint() {
-        _ = try? writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        let truncate = { _ = try? self.writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) } }
+        if let checkpointer { checkpointer.exclusively(truncate) } else { truncate() }
     }
 
     /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.

@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import Synchronization
+
+// MARK: - Checkpoints off the request path
+
+/// Copies the write-ahead log back into the store's file on a thread of its own, so that no commit
+/// waits for it.
+///
+/// SQLite's own rule checkpoints inside the commit that takes the log past 1,000 pages: that commit
+/// copies 4 MB into the file and waits for two `fsync`s, several milliseconds, once every 40 keystrokes
+/// in a 100 KB memo (it was the p99 of typing). Here a commit only looks at the log's length: once
+/// `Limits.backgroundPages` more pages than the last checkpoint copied, it asks a second connection,
+/// on a queue of its own, for a passive checkpoint, which never blocks the writer or a reader.
+///
+/// The log starts again from its first page only at a commit that finds all of it copied: after the
+/// first pause in typing. A writer that never pauses (a benchmark, an import) or a reader that holds an
+/// old snapshot keeps it growing, so a commit that takes it past `Limits.inlinePages` checkpoints
+/// itself, as SQLite would, copying what the background has not.
+final class LogCheckpointer: Sendable {
+    /// When a commit asks for a checkpoint, in pages of the log.
+    struct Limits: Sendable {
+        /// Past this, a checkpoint in the background.
+        var backgroundPages: Int32
+        /// Past this, the commit checkpoints itself.
+        var inlinePages: Int32
+
+        /// SQLite's default for the background; 40 MB of 4 KB pages before a commit does it itself.
+        static let standard = Limits(backgroundPages: 1000, inlinePages: 10_000)
+    }
+
+    let path: String
+    let limits: Limits
+    private let queue = DispatchQueue(label: "cloudnotes.checkpoint", qos: .utility)
+    private let state = Mutex(State())
+
+    private struct State: ~Copyable {
+        /// The checkpointing connection, opened at the first checkpoint.
+        var connection: DatabaseQueue?
+        /// A checkpoint is queued and has not started.
+        var isQueued = false
+        /// How many of the log's pages the last checkpoint copied: the pages past it are the ones a
+        /// checkpoint would copy now.
+        var copied: Int32 = 0
+        /// Checkpoints run in the background so far.
+        var finished = 0
+        /// The log's length after the last commit, in pages.
+        var pages: Int32 = 0
+    }
+
+    init(path: String, limits: Limits = .standard) {
+        self.path = path
+        self.limits = limits
+    }
+
+    /// Checkpoints run in the background so far.
+    var finishedCheckpoints: Int { state.withLock { $0.finished } }
+
+    /// The log's length after the last commit, in pages.
+    var pagesInLog: Int32 { state.withLock { $0.pages } }
+
+    // MARK: - After each commit
+
+    /// Makes SQLite tell this checkpointer the log's size after each commit of `db`, instead of
+    /// checkpointing at 1,000 pages itself (the two share one hook).
+    ///
+    /// The hook holds this object unretained: the connection's owner keeps it alive (the pool's
+    /// `prepareDatabase` closure captures it).
+    func watchCommits(of db: Database) {
+        _ = sqlite3_wal_hook(db.sqliteConnection, { context, connection, name, pages in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<LogCheckpointer>.fromOpaque(context).takeUnretainedValue()
+                .commitDidLeaveLog(pages: pages, connection: connection, name: name)
+            return SQLITE_OK  // an error here would fail a statement whose commit has happened
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func commitDidLeaveLog(pages: Int32, connection: OpaquePointer?, name: UnsafePointer<CChar>?) {
+        state.withLock { $0.pages = pages }
+        if pages >= limits.inlinePages {
+            _ = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            return
+        }
+        let queues = state.withLock { state in
+            // The log starts again from its first page once a checkpoint has copied all of it.
+            if pages < state.copied { state.copied = 0 }
+            guard pages - state.copied >= limits.backgroundPages, !state.isQueued else { return false }
+            state.isQueued = true
+            return true
+        }
+        if queues { queue.async { self.checkpointNow() } }
+    }
+
+    // MARK: - In the background
+
+    /// Checkpoints on this checkpointer's connection (on its queue; tests call it to stand for a pause).
+    func checkpointNow() {
+        // The log's writer goes on meanwhile: the pages it adds are left for the next checkpoint, which
+        // a commit queues once they are `Limits.backgroundPages` more. A failure (another process
+        // checkpointing, a full disk) leaves them to that one, or to the commit that reaches
+        // `Limits.inlinePages`.
+        let copied = try? connection().writeWithoutTransaction { db in try db.checkpoint(.passive).checkpointedFrameCount }
+        state.withLock { state in
+            state.isQueued = false
+            if let copied {
+                state.copied = Int32(clamping: copied)
+                state.finished += 1
+            }
+        }
+    }
+
+    /// The checkpointing connection, opened at the first checkpoint (not with the store: starting up
+    /// costs no more than before).
+    private func connection() throws -> DatabaseQueue {
+        if let connection = state.withLock({ $0.connection }) { return connection }
+        // Opening would create a file that is gone (a queued checkpoint after the store's folder was removed).
+        guard access(path, F_OK) == 0 else { throw StoreError.writeFailed("the store's file is gone") }
+        var configuration = Configuration()
+        configuration.label = "cloudnotes.checkpoint"
+        let connection = try DatabaseQueue(path: path, configuration: configuration)
+        state.withLock { $0.connection = connection }
+        return connection
+    }
+
+    /// Runs `body` while no background checkpoint runs or starts (the exit's own checkpoint, which
+    /// one would make give up), after those already queued.
+    func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        try queue.sync(execute: body)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+@testable import CloudNotesStore
+
+/// The write-ahead log is checkpointed in the background, so that no commit waits for it.
+@Suite("Checkpoints of the write-ahead log")
+struct LogCheckpointerTests {
+    /// A store whose log is checkpointed at `limits`, and its checkpointer.
+    private func store(_ limits: LogCheckpointer.Limits) throws -> (MemoStore, LogCheckpointer, path: String) {
+        let path = temporaryStorePath()
+        let store = try MemoStore(path: path, durability: .committed, readOnly: false, discardingAbandonedImports: true,
+                                  logLimits: limits)
+        return (store, try #require(store.checkpointer), path)
+    }
+
+    /// Writes `count` memos of 12 KB, each in its own commit.
+    private func write(_ count: Int, to store: MemoStore) throws {
+        for i in 0..<count {
+            _ = try store.create(text: "memo \(i)\n" + String(repeating: "회의 notes \(i) ", count: 800), now: Int64(i), filter: nil)
+        }
+    }
+
+    /// The size of the store's file: in WAL mode, only a checkpoint writes it.
+    private func fileSize(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+    }
+
+    @Test("commits never checkpoint below the inline limit, not even at SQLite's own 1,000 pages")
+    func commitsDoNotCheckpoint() throws {
+        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: .max))
+        let before = try fileSize(path)
+        try write(400, to: store)
+        #expect(checkpointer.pagesInLog > 1000)
+        #expect(try fileSize(path) == before)
+    }
+
+    @Test("a commit past the background limit has the log checkpointed on another connection")
+    func checkpointsInTheBackground() async throws {
+        let (store, checkpointer, path) = try store(.init(backgroundPages: 50, inlinePages: .max))
+        let before = try fileSize(path)
+        try write(60, to: store)
+        for _ in 0..<500 where checkpointer.finishedCheckpoints == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        checkpointer.exclusively {}  // the checkpoints queued so far have finished
+        #expect(checkpointer.finishedCheckpoints >= 1)
+        #expect(try fileSize(path) > before + 200 * 1024)
+    }
+
+    @Test("once a checkpoint has copied the whole log, as in a pause between keystrokes, the next commit starts it again")
+    func logStartsAgainAfterAPause() throws {
+        let (store, checkpointer, _) = try store(.init(backgroundPages: .max, inlinePages: .max))
+        try write(60, to: store)
+        let long = checkpointer.pagesInLog
+        checkpointer.exclusively { checkpointer.checkpointNow() }
+        try write(1, to: store)
+        #expect(long > 500)
+        #expect(checkpointer.pagesInLog < 20, "one memo's pages, not the whole log's")
+    }
+
+    @Test("a commit that takes the log past the inline limit checkpoints it itself")
+    func inlineLimit() throws {
+        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: 50))
+        let before = try fileSize(path)
+        var longest: Int32 = 0
+        for _ in 0..<60 {
+            try write(1, to: store)
+            longest = max(longest, checkpointer.pagesInLog)
+        }
+        #expect(checkpointer.finishedCheckpoints == 0)
+        #expect(longest < 2 * 50, "the log started again after each checkpoint (60 memos take 700 pages)")
+        #expect(try fileSize(path) > before)
+    }
+}
