@@ -76,20 +76,27 @@ final class LogCheckpointer: Sendable {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// What a commit does about the log it left.
+    private enum Next {
+        case nothing, queueCheckpoint, checkpointHere
+    }
+
     private func commitDidLeaveLog(pages: Int32, connection: OpaquePointer?, name: UnsafePointer<CChar>?) {
-        state.withLock { $0.pages = pages }
-        if pages >= limits.inlinePages {
-            _ = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            return
-        }
-        let queues = state.withLock { state in
+        // One lock per commit: this runs on every keystroke.
+        let next: Next = state.withLock { state in
+            state.pages = pages
+            if pages >= limits.inlinePages { return .checkpointHere }
             // The log starts again from its first page once a checkpoint has copied all of it.
             if pages < state.copied { state.copied = 0 }
-            guard pages - state.copied >= limits.backgroundPages, !state.isQueued else { return false }
+            guard pages - state.copied >= limits.backgroundPages, !state.isQueued else { return .nothing }
             state.isQueued = true
-            return true
+            return .queueCheckpoint
         }
-        if queues { queue.async { self.checkpointNow() } }
+        switch next {
+        case .nothing: break
+        case .queueCheckpoint: queue.async { self.checkpointNow() }
+        case .checkpointHere: _ = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        }
     }
 
     // MARK: - In the background
