@@ -84,6 +84,32 @@ struct MessageDecoderTests {
         #expect(error(Data(#"{"jsonrpc":"2.0",\#u{0}"id":1,"method":"memo/list"}"#.utf8))?.code == -32700)
     }
 
+    @Test("bytes that are not UTF-8 are named, wherever they stand and whatever else is wrong with the line")
+    func notUTF8() {
+        func message(_ line: Data) -> String? {
+            if case .invalid(nil, let error) = decoder.decode(line) { return error.message }
+            return nil
+        }
+        let notUTF8 = "Parse error: the line is not valid UTF-8"
+        let head = Data(#"{"jsonrpc":"2.0","id":1,"method":"memo/create","params":{"text":""#.utf8)
+        let korean = Data("회의 메모, meeting notes ".utf8)
+        for bad in [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0x80], [0xF4, 0x90, 0x80, 0x80]] as [[UInt8]] {
+            // Inside the text, after a long run of text (where the check takes eight bytes at a time).
+            let inText = head + Data(repeating: 0x61, count: 100) + korean + Data(bad) + korean + Data(#""}}"#.utf8)
+            #expect(message(inText) == notUTF8, "\(bad)")
+            // In a member name, in a value the server does not read, and outside any string.
+            #expect(message(Data(#"{"jsonrpc":"2.0","id":1,"method":"m","params":{""#.utf8) + Data(bad) + Data(#"":1}}"#.utf8)) == notUTF8)
+            #expect(message(Data(#"{"jsonrpc":"2.0","id":1,"method":"m","x":[""#.utf8) + Data(bad) + Data(#""]}"#.utf8)) == notUTF8)
+            #expect(message(Data(bad) + Data(#"{"jsonrpc":"2.0","id":1,"method":"m"}"#.utf8)) == notUTF8)
+            // After a fault of syntax, or of depth, that stops the check before it reaches them.
+            #expect(message(Data(#"{"a":tru, "b":""#.utf8) + Data(bad) + Data(#""}"#.utf8)) == notUTF8)
+            #expect(message(Data(String(repeating: "[", count: 70).utf8) + Data([0x22]) + Data(bad)) == notUTF8)
+        }
+        // Well-formed text of every length of sequence passes, and a syntax fault keeps its own message.
+        #expect(error(head + korean + Data("é€😀\u{10FFFF}".utf8) + Data(#""}}"#.utf8)) == nil)
+        #expect(message(Data(#"{"a":tru, "b":"회의"}"#.utf8)) == "Parse error: unexpected character at byte 5")
+    }
+
     @Test("JSON nested 100,000 deep is refused without recursing into it")
     func deepNesting() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
