@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """CloudNotes benchmark: drives the real `cloudnotes serve` through pipes, as an editor would.
 
-For each number of memos (1,000, 10,000 and 100,000 by default) it generates a fixed-seed data set,
-imports it, and measures start-up, select, list, typing (one round trip at a time and pipelined),
-search, import and peak RSS, each on a fresh server process. Baselines are measured in the same run
+For each number of memos (1,000, 10,000 and 100,000 by default) it generates a fixed-seed data set and
+imports it; then it measures start-up, select, list, search, typing (one round trip at a time and
+pipelined) and peak RSS, each on a fresh server process, each scenario for every size in turn (start-ups
+alternating between sizes), so that a machine that changes speed during the run moves every size alike.
+Baselines are measured in the same run
 with the same driver: a JSON line echoed through `cat` (the pipe's floor), the same searches run
 directly on the same SQLite file, and the raw cost of inserting the same rows into SQLite.
 
@@ -457,6 +459,23 @@ MIN_TIMED_OPS = 50  # a scenario stopped by --budget still has at least this man
 # The benchmark
 # ---------------------------------------------------------------------------------------------------
 
+class SizeRun:
+    """One number of memos through the run: its data and store, and its figures so far."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.out: dict = {"scenarios": {}, "baselines": {}, "rss_kb": {}}
+        self.sc, self.bl, self.rss = self.out["scenarios"], self.out["baselines"], self.out["rss_kb"]
+        self.memos: list[dict] = []
+        self.info: dict = {}
+        self.store = ""
+        self.ids: list[str] = []
+        self.id_1kb = self.id_100kb = ""
+        # The pipe floor measured before the server's runs, and its line, to measure it again after them.
+        self.small_line = b""
+        self.floor_samples: list[int] = []
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -554,15 +573,32 @@ class Bench:
         log(f"binary: {self.bin}\nwork dir: {self.work}\n"
             f"SQLite: python sqlite3 {meta['sqlite_python']}, server {meta['sqlite_server']}")
         schema = self.store_schema()
-        tables = []
+        # Every size is prepared first (data, import, indexing). Then each scenario runs for every size
+        # in turn, and the start-ups alternate between sizes: a machine that gets slower or faster during
+        # the run (this one's pipe floor has moved tenfold within an hour) then moves every size alike,
+        # and the curves against the number of memos compare like with like.
+        runs = []
         for n in args.sizes:
-            log(f"\n=== {n:,} memos ===")
-            size_result = self.run_size(n, schema)
-            self.results["sizes"][str(n)] = size_result
-            table = self.table(n, size_result)
+            log(f"\n=== {n:,} memos: data, import, indexing ===")
+            run = SizeRun(n)
+            self.results["sizes"][str(n)] = run.out
+            self.prepare(run)
+            runs.append(run)
+            self.write_results()
+        self.startup(runs)
+        for scenario in (self.select, self.lists, self.searches, self.typing_scenarios, self.throughput):
+            for run in runs:
+                log(f"\n=== {run.n:,} memos ===")
+                scenario(run)
+            self.write_results()
+        tables = []
+        for run in runs:
+            log(f"\n=== {run.n:,} memos: baselines after the server's runs ===")
+            self.finish(run, schema)
+            self.write_results()
+            table = self.table(run.n, run.out)
             tables.append(table)
             print(table, flush=True)
-            self.write_results()
         summary = self.scaling_table()
         print(summary, flush=True)
         tables.append(summary)
@@ -578,59 +614,10 @@ class Bench:
             return 1
         return 0
 
-    def meta(self) -> dict:
-        def git(*cmd):
-            try:
-                return subprocess.run(["git", *cmd], cwd=REPO_DIR, capture_output=True, text=True,
-                                      timeout=10).stdout.strip()
-            except Exception:
-                return ""
-        return {
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "binary": self.bin, "git_commit": git("rev-parse", "HEAD"),
-            "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-            "host": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "sqlite_python": sqlite3.sqlite_version,
-            "sqlite_server": server_sqlite_version(self.bin),
-            "args": {k: v for k, v in vars(self.args).items() if k not in ("work_dir",)},
-        }
-
-    def header_text(self) -> str:
-        m = self.results["meta"]
-        a = self.args
-        return (f"CloudNotes benchmark, {m['date']}, commit {m['git_commit'][:12]}{' (dirty)' if m['git_dirty'] else ''}, "
-                f"server {self.server_info.get('version', '?')}\n"
-                f"{m['cpus']} CPUs, {m['platform']}, Python {m['python']}; SQLite: server {m['sqlite_server']}, "
-                f"python sqlite3 {m['sqlite_python']}\n"
-                f"{a.ops} ops per scenario after {a.warmup} warm-up; {a.starts} starts; {a.pipelined} pipelined updates; "
-                f"seed {a.seed}")
-
-    def store_schema(self) -> list[str]:
-        """The schema of a fresh server store, to reproduce it for the raw-insert baseline."""
-        store = os.path.join(self.work, "schema-probe.sqlite")
-        remove_store(store)
-        d = self.start_server(store, "schema probe", expect_show=False)
-        d.shutdown()
-        con = sqlite3.connect(store)
-        rows = con.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").fetchall()
-        con.close()
-        remove_store(store)
-        virtual = [name for kind, name, sql in rows if sql.upper().startswith("CREATE VIRTUAL TABLE")]
-        statements = []
-        for kind, name, sql in rows:
-            if name in ("sqlite_sequence", "grdb_migrations"):
-                continue
-            if kind == "table" and any(name.startswith(v + "_") for v in virtual):
-                continue  # FTS shadow tables: created by CREATE VIRTUAL TABLE
-            statements.append(sql)
-        self.results["meta"]["store_schema"] = statements
-        return statements
-
-    def run_size(self, n: int, schema: list[str]) -> dict:
-        args = self.args
-        out: dict = {"scenarios": {}, "baselines": {}, "rss_kb": {}}
-        sc, bl, rss = out["scenarios"], out["baselines"], out["rss_kb"]
-
+    def prepare(self, run: SizeRun) -> None:
+        """The data, the baselines that need no store, the import into an empty store (the store every
+        later scenario uses) and the ids of its memos."""
+        args, n, sc, bl, rss = self.args, run.n, run.sc, run.bl, run.rss
         # data
         data_path = os.path.join(self.work, f"memos-{n}-seed{args.seed}.json")
         t = time.monotonic()
@@ -640,7 +627,7 @@ class Bench:
                 json.dump(memos, f, ensure_ascii=False, separators=(",", ":"))
             os.replace(data_path + ".tmp", data_path)
         info["file_bytes"] = os.path.getsize(data_path)
-        out["data"] = info
+        run.out["data"] = info
         log(f"data: {n:,} memos, {info['total_bytes'] / 1e6:.1f} MB of text, mean {info['mean_bytes']} B "
             f"({info['mean_bytes_without_100kb']} B without the {info['big_memos']} of 100 KB), "
             f"{time.monotonic() - t:.1f} s")
@@ -706,35 +693,47 @@ class Bench:
             raise BenchError("the typing-test memos are not on the first page of memo/list")
         id_1kb, id_100kb = by_title[TYPING_1KB_TITLE], by_title[TYPING_100KB_TITLE]
 
-        # start-up
-        log(f"start-up ({args.starts} starts + 2 warm-up)")
-        to_init, to_show = [], []
+        run.memos, run.info, run.store, run.ids = memos, info, store, ids
+        run.id_1kb, run.id_100kb = id_1kb, id_100kb
+        run.small_line, run.floor_samples = small_line, floor_samples
+
+    def startup(self, runs: list[SizeRun]) -> None:
+        """Process start to the initialize response and to the first detail/didShow: the starts alternate
+        between the sizes, so that the figures of every size come from the same minutes."""
+        args = self.args
+        log(f"\nstart-up ({args.starts} starts + 2 warm-up per size, alternating between sizes)")
         init_line = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"cloudnotes-bench"},'
                      b'"locale":"en-US","timeZone":"UTC"}}\n')
-        peak = {}
+        to_init = {run.n: [] for run in runs}
+        to_show = {run.n: [] for run in runs}
+        peak = {run.n: {} for run in runs}
         for i in range(args.starts + 2):
-            d = self.server(store, f"{n} start-up {i}")
-            d.write(init_line)
-            _, response, _ = d.round_trip(b"")  # reads up to the initialize response
-            t_init = perf_ns() - d.t_spawn
-            d.check(1, response, "initialize")
-            d.next_id = 2
-            d.notify("initialized")
-            t_show, _ = d.read_until_notification("detail/didShow")
-            memory = d.shutdown()
-            peak = max(peak, memory, key=lambda m: m.get("VmHWM", 0))
-            if i >= 2:
-                to_init.append(t_init)
-                to_show.append(t_show)
-        sc["startup_initialize"] = summarize(to_init)
-        sc["startup_didshow"] = summarize(to_show)
-        rss["startup"] = peak
+            for run in runs:
+                d = self.server(run.store, f"{run.n} start-up {i}")
+                d.write(init_line)
+                _, response, _ = d.round_trip(b"")  # reads up to the initialize response
+                t_init = perf_ns() - d.t_spawn
+                d.check(1, response, "initialize")
+                d.next_id = 2
+                d.notify("initialized")
+                t_show, _ = d.read_until_notification("detail/didShow")
+                memory = d.shutdown()
+                peak[run.n] = max(peak[run.n], memory, key=lambda m: m.get("VmHWM", 0))
+                if i >= 2:
+                    to_init[run.n].append(t_init)
+                    to_show[run.n].append(t_show)
+        for run in runs:
+            run.sc["startup_initialize"] = summarize(to_init[run.n])
+            run.sc["startup_didshow"] = summarize(to_show[run.n])
+            run.rss["startup"] = peak[run.n]
 
-        # memo/select of random memos
+    def select(self, run: SizeRun) -> None:
+        """memo/select of random memos."""
+        args, n, sc, rss, ids = self.args, run.n, run.sc, run.rss, run.ids
         log("memo/select")
         rng = random.Random(args.seed + n)
         picks = [ids[rng.randrange(n)] for _ in range(self.ops_total())]
-        d = self.start_server(store, f"{n} select")
+        d = self.start_server(run.store, f"{n} select")
         big = []
 
         def check_select(i, result):
@@ -751,10 +750,12 @@ class Bench:
             sc["select"]["p50_ns_100kb_memos"] = summarize([x for x, b in zip(samples, big) if b])["p50_ns"]
             sc["select"]["p99_ns_other_memos"] = summarize([x for x, b in zip(samples, big) if not b])["p99_ns"]
 
-        # memo/list: first page, and a page at 90% of the list
+    def lists(self, run: SizeRun) -> None:
+        """memo/list: the first page, and a page at 90% of the list."""
+        args, n, sc, rss = self.args, run.n, run.sc, run.rss
         for key, offset in (("list_first", 0), ("list_offset90", int(0.9 * n))):
             log(f"memo/list offset {offset}")
-            d = self.start_server(store, f"{n} {key}")
+            d = self.start_server(run.store, f"{n} {key}")
             params = {} if offset == 0 else {"offset": offset}
             expected_rows = min(100, n - offset)
 
@@ -767,7 +768,10 @@ class Bench:
             sc[key] = summarize(samples[args.warmup:])
             sc[key]["offset"] = offset
 
-        # memo/search, each followed by memo/list of the first page. Before each timed search, an untimed
+    def searches(self, run: SizeRun) -> None:
+        """memo/search, each followed by memo/list of the first page, and the same searches on SQLite directly."""
+        args, n, sc, bl, rss, store = self.args, run.n, run.sc, run.bl, run.rss, run.store
+        # Before each timed search, an untimed
         # search for a term found nowhere: the server keeps the matches of the last search (in step with
         # every write), so a repeat of the same query would measure that memory, not a search.
         terms = {"rare": args.rare_term, "common": args.common_term, "ko2": args.short_term}
@@ -806,6 +810,7 @@ class Bench:
             sc[f"search_{key}"] = summarize(search_samples[args.warmup:]) | {"query": term, "matches": totals[key]}
             sc[f"search_{key}_list"] = summarize(list_samples[args.warmup:]) | {"query": term, "matches": totals[key]}
             log(f"  {totals[key]:,} matches")
+        info = run.info
         if totals["rare"] != info["rare_term_memos"]:
             self.problems.append(f"{n:,} memos: memo/search {args.rare_term!r} found {totals['rare']} memos; "
                                  f"the data set has {info['rare_term_memos']}")
@@ -822,11 +827,13 @@ class Bench:
                 self.problems.append(f"{n:,} memos: memo/search {term!r} says {totals[key]} matches, "
                                      f"SQLite directly says {direct['matches']}")
 
-        # typing: one round trip at a time, sending the whole text (memo/update) or the keystroke (memo/edit)
+    def typing_scenarios(self, run: SizeRun) -> None:
+        """Typing, one round trip at a time: the whole text (memo/update) or the keystroke (memo/edit)."""
+        args, n, sc, rss, id_1kb, id_100kb = self.args, run.n, run.sc, run.rss, run.id_1kb, run.id_100kb
         for key, memo_id in (("update_1kb", id_1kb), ("update_100kb", id_100kb),
                              ("edit_1kb", id_1kb), ("edit_100kb", id_100kb)):
             log(f"typing ({key})")
-            d = self.start_server(store, f"{n} {key}")
+            d = self.start_server(run.store, f"{n} {key}")
             selected, _ = d.call("memo/select", {"id": memo_id})
             text, version = selected["memo"]["text"], selected["memo"]["version"]
             typing = self.typing if key.startswith("update") else self.typing_edits
@@ -834,9 +841,11 @@ class Bench:
             sc[key]["start_bytes"] = len(text.encode())
             rss[key] = d.shutdown()
 
-        # throughput: updates written without waiting
+    def throughput(self, run: SizeRun) -> None:
+        """Updates written without waiting, and the same lines and replies through cat."""
+        args, n, sc, bl, rss, id_1kb = self.args, run.n, run.sc, run.bl, run.rss, run.id_1kb
         log(f"throughput ({args.pipelined} pipelined updates)")
-        d = self.start_server(store, f"{n} pipelined")
+        d = self.start_server(run.store, f"{n} pipelined")
         selected, _ = d.call("memo/select", {"id": id_1kb})
         text, version = selected["memo"]["text"], selected["memo"]["version"]
         head = b'{"jsonrpc":"2.0","id":%d,"method":"memo/update","params":{"id":"' + memo_id_bytes(id_1kb) + b'","text":"'
@@ -870,7 +879,10 @@ class Bench:
         del replies
         log(f"  {sc['throughput']['per_second']:,.0f} updates/s")
 
-        # raw insert of the same rows, with the same schema and FTS triggers, in one transaction
+    def finish(self, run: SizeRun, schema: list[str]) -> None:
+        """The baselines measured after the server's runs, and the peak memory over them."""
+        args, n, bl, rss, out = self.args, run.n, run.bl, run.rss, run.out
+        memos, small_line, floor_samples = run.memos, run.small_line, run.floor_samples
         # the floor again, after the server runs: it moves with the machine's load, so both runs count
         log("baseline: pipe floor again (cat)")
         bl["pipe_floor_after"], more = self.baseline_pipe(small_line, "floor")
@@ -895,8 +907,56 @@ class Bench:
                            "anon_kb": rss[peak_key].get("RssAnon", 0), "file_kb": rss[peak_key].get("RssFile", 0),
                            "interactive_kb": max((v.get("VmHWM", 0) for k, v in rss.items() if k != "import"), default=0)}
         if not args.keep:
-            remove_store(store)
-        return out
+            remove_store(run.store)
+        run.memos = []  # the raw inserts were the last to need them
+
+    def meta(self) -> dict:
+        def git(*cmd):
+            try:
+                return subprocess.run(["git", *cmd], cwd=REPO_DIR, capture_output=True, text=True,
+                                      timeout=10).stdout.strip()
+            except Exception:
+                return ""
+        return {
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "binary": self.bin, "git_commit": git("rev-parse", "HEAD"),
+            "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "host": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version(), "sqlite_python": sqlite3.sqlite_version,
+            "sqlite_server": server_sqlite_version(self.bin),
+            "args": {k: v for k, v in vars(self.args).items() if k not in ("work_dir",)},
+        }
+
+    def header_text(self) -> str:
+        m = self.results["meta"]
+        a = self.args
+        return (f"CloudNotes benchmark, {m['date']}, commit {m['git_commit'][:12]}{' (dirty)' if m['git_dirty'] else ''}, "
+                f"server {self.server_info.get('version', '?')}\n"
+                f"{m['cpus']} CPUs, {m['platform']}, Python {m['python']}; SQLite: server {m['sqlite_server']}, "
+                f"python sqlite3 {m['sqlite_python']}\n"
+                f"{a.ops} ops per scenario after {a.warmup} warm-up; {a.starts} starts; {a.pipelined} pipelined updates; "
+                f"seed {a.seed}")
+
+    def store_schema(self) -> list[str]:
+        """The schema of a fresh server store, to reproduce it for the raw-insert baseline."""
+        store = os.path.join(self.work, "schema-probe.sqlite")
+        remove_store(store)
+        d = self.start_server(store, "schema probe", expect_show=False)
+        d.shutdown()
+        con = sqlite3.connect(store)
+        rows = con.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").fetchall()
+        con.close()
+        remove_store(store)
+        virtual = [name for kind, name, sql in rows if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+        statements = []
+        for kind, name, sql in rows:
+            if name in ("sqlite_sequence", "grdb_migrations"):
+                continue
+            if kind == "table" and any(name.startswith(v + "_") for v in virtual):
+                continue  # FTS shadow tables: created by CREATE VIRTUAL TABLE
+            statements.append(sql)
+        self.results["meta"]["store_schema"] = statements
+        return statements
 
     def keystrokes(self, count: int):
         """The characters typed, one per timed request: `count` of them, or fewer when the time budget ends."""
