@@ -1,3 +1,5 @@
+import CloudNotesProtocol
+
 // MARK: - Streaming JSON encoder
 
 /// Encodes a Codable value straight into UTF-8 bytes, one pass, keys in the order the type encodes them.
@@ -40,6 +42,12 @@ final class JSONOutput {
             append((value as! Bool) ? "true" : "false")
         } else if T.self == Double.self {
             try writeDouble(value as! Double, at: position)
+        } else if T.self == MemoID.self {
+            // Ids and timestamps as the strings they encode to, without the single-value container
+            // (a heap box) that their `encode(to:)` asks for: a list page holds a hundred of each.
+            writeString((value as! MemoID).description)
+        } else if T.self == Timestamp.self {
+            writeString((value as! Timestamp).iso8601)
         } else {
             let mark = open.count
             let start = bytes.count

@@ -9,6 +9,12 @@ struct ModelTests {
         let id = try #require(MemoID("6F1C2A8E-3B7D-4F0A-9C55-2D8E1F4B7A90"))
         #expect(id.description == "6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90")
         #expect(MemoID("not-a-uuid") == nil)
+        #expect(MemoID("6f1c2a8e-3b7d-4F0A-9c55-2d8e1f4b7a90")?.description == "6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90")
+        #expect(MemoID("6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90")?.description == "6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90")
+        for bad in ["6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a9", "6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a900", "6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a9g",
+                    "6f1c2a8e3-b7d-4f0a-9c55-2d8e1f4b7a90", "6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7é0", "6f1c2a8e 3b7d-4f0a-9c55-2d8e1f4b7a90"] {
+            #expect(MemoID(bad) == nil, "\(bad)")
+        }
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([MemoID].self, from: Data(#"["x"]"#.utf8)) }
     }
 

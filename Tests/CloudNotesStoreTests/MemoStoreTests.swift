@@ -146,6 +146,26 @@ struct MemoStoreTests {
         #expect(try store.index(of: page[20].id, filter: nil) == 20)
     }
 
+    @Test("a page's rows are put in the list's order whatever order they come in, without the ones gone")
+    func pageOrder() {
+        let rows = (1...6).map { ListedMemo(localID: $0, id: "m\($0)", title: "", preview: "", modifiedAt: 0, seq: $0) }
+        let order: [Int64] = [4, 2, 6, 1, 5, 3]
+        let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0.localID, $0) })
+        let expected = order.map { byID[$0]! }
+        #expect(MemoStore.ordered(expected, as: order) == expected)
+        #expect(MemoStore.ordered(rows, as: order) == expected)
+        #expect(MemoStore.ordered(rows.reversed(), as: order) == expected)
+        #expect(MemoStore.ordered(rows.filter { $0.localID != 6 }, as: order) == expected.filter { $0.localID != 6 })
+        #expect(MemoStore.ordered([], as: order).isEmpty)
+    }
+
+    @Test("local ids go to SQLite as the JSON array of their decimal forms")
+    func localIDsAsJSON() {
+        for ids: [Int64] in [[], [0], [7, 10, 99, 100, 1_000_001], [-1, -90, Int64.min, Int64.max], Array(1...250)] {
+            #expect(MemoStore.jsonArray(ids) == "[" + ids.map(String.init).joined(separator: ",") + "]")
+        }
+    }
+
     @Test("an import shown a statement at a time is shown whole: the file's order, fresh and unique sequence numbers")
     func largeImportIsShownWhole() throws {
         let store = try MemoStore()

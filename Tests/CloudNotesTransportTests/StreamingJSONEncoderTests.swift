@@ -27,6 +27,18 @@ struct StreamingJSONEncoderTests {
         #expect(error.streamed == error.foundation)
     }
 
+    @Test("ids and timestamps, written without their containers, come out as their Encodable forms do")
+    func idsAndTimestamps() throws {
+        let ids = [MemoID(), MemoID("6F1C2A8E-3B7D-4F0A-9C55-2D8E1F4B7A90")!]
+        let times = [Int64(0), 1_767_225_600_123, -1, -62_135_596_800_000, 253_402_300_799_999].map(Timestamp.init(milliseconds:))
+        #expect(try StreamingJSONEncoder().encode(ids) == Array(try JSONEncoder().encode(ids)))
+        #expect(try StreamingJSONEncoder().encode(times) == Array(try JSONEncoder().encode(times)))
+        let row = MemoRow(id: ids[1], title: "t", preview: "p", modifiedAt: times[1], displayDate: "d")
+        #expect(String(decoding: try StreamingJSONEncoder().encode(row), as: UTF8.self) == """
+            {"id":"6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90","title":"t","preview":"p","modifiedAt":"2026-01-01T00:00:00.123Z","displayDate":"d"}
+            """)
+    }
+
     @Test("strings are escaped exactly", arguments: [
         "plain", "quote \" backslash \\ slash /", "line\nfeed\r\ttab", "nul \u{0} bell \u{7} escape \u{1B}", "한국어 😀 ✈️", "",
     ])

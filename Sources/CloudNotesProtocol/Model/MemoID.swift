@@ -14,23 +14,32 @@ public struct MemoID: Hashable, Sendable, Codable, CustomStringConvertible, Comp
     }
 
     /// Parses a UUID in any case; nil when `string` is not a UUID.
+    ///
+    /// An id already in lower case (every id the store holds) is kept as it is, without a copy: each
+    /// row of a list page goes through here.
     public init?(_ string: String) {
-        let utf8 = Array(string.utf8)
-        guard utf8.count == 36 else { return nil }
-        var lowered = utf8
-        for (index, byte) in utf8.enumerated() {
-            switch index {
-            case 8, 13, 18, 23:
-                guard byte == UInt8(ascii: "-") else { return nil }
-            default:
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): lowered[index] = byte | 0x20
-                default: return nil
+        var string = string
+        // Nil when `string` is not a UUID, else whether it has upper-case letters.
+        let hasUpperCase: Bool? = string.withUTF8 { utf8 in
+            guard utf8.count == 36 else { return nil }
+            var found = false
+            for index in 0..<36 {
+                let byte = utf8[index]
+                switch index {
+                case 8, 13, 18, 23:
+                    guard byte == UInt8(ascii: "-") else { return nil }
+                default:
+                    switch byte {
+                    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): break
+                    case UInt8(ascii: "A")...UInt8(ascii: "F"): found = true
+                    default: return nil
+                    }
                 }
             }
+            return found
         }
-        description = String(decoding: lowered, as: UTF8.self)
+        guard let hasUpperCase else { return nil }
+        description = hasUpperCase ? string.lowercased() : string
     }
 
     public init(from decoder: any Decoder) throws {
