@@ -34,8 +34,13 @@ public struct MessageDecoder: Sendable {
     }
 
     public func decode(_ line: Data) -> IncomingMessage {
-        if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return .ignored }
-        guard String(validating: line, as: UTF8.self) != nil else {
+        let (isBlank, isASCII) = line.withUnsafeBytes { bytes in
+            (bytes.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }, Self.isASCII(bytes))
+        }
+        if isBlank { return .ignored }
+        // Most requests are ASCII throughout, and need no more than that look; the others are checked
+        // whole (the standard library's check copies the line into a string).
+        guard isASCII || String(validating: line, as: UTF8.self) != nil else {
             return .invalid(id: nil, error: .parseError("the line is not valid UTF-8"))
         }
         let members: [JSONSyntax.Member]
@@ -56,6 +61,16 @@ public struct MessageDecoder: Sendable {
         }
         return envelope.classify()
     }
+
+    /// Whether every byte is below 0x80, eight at a time.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            index += 8
+        }
+        return bytes[index...].allSatisfy { $0 < 0x80 }
+    }
 }
 
 // MARK: - Envelope
@@ -70,32 +85,50 @@ struct Envelope {
     var isResponse = false
     var hasID = false
 
+    /// The member names JSON-RPC gives a meaning to; the others are ignored.
+    private enum Name: String {
+        case jsonrpc, id, method, params, result, error
+
+        /// Its bit in a set of names seen.
+        var bit: UInt8 {
+            switch self {
+            case .jsonrpc: 1
+            case .id: 2
+            case .method: 4
+            case .params: 8
+            case .result: 16
+            case .error: 32
+            }
+        }
+    }
+
     /// Nil when a member's value cannot be read (an unpaired surrogate escape in the method name).
     init?(members: [JSONSyntax.Member], of line: Data) {
         let base = line.startIndex
         func slice(_ range: Range<Int>) -> Data { line[(base + range.lowerBound)..<(base + range.upperBound)] }
         // The first member of a name counts (protocol/README.md, "duplicate member names"), as in Foundation's decoder.
-        var seen = Set<String>()
+        var seen: UInt8 = 0
         for member in members {
-            guard let name = Self.name(slice(member.name)), seen.insert(name).inserted else { continue }
+            guard let name = Self.name(slice(member.name)) else { continue }
+            guard seen & name.bit == 0 else { continue }
+            seen |= name.bit
             let value = slice(member.value)
             switch name {
-            case "jsonrpc": guard let read = Self.read(value) else { return nil }; jsonrpc = read
-            case "id": guard let read = Self.read(value) else { return nil }; id = read; hasID = true
-            case "method": guard let read = Self.read(value) else { return nil }; method = read
-            case "params": params = value
-            case "result", "error": isResponse = true
-            default: continue
+            case .jsonrpc: guard let read = Self.read(value) else { return nil }; jsonrpc = read
+            case .id: guard let read = Self.read(value) else { return nil }; id = read; hasID = true
+            case .method: guard let read = Self.read(value) else { return nil }; method = read
+            case .params: params = value
+            case .result, .error: isResponse = true
             }
         }
     }
 
-    /// A member name: its bytes between the quotes when they hold no escape (every name a client
-    /// sends in practice), else decoded.
-    private static func name(_ quoted: Data) -> String? {
+    /// A member name JSON-RPC gives a meaning to, or nil: its bytes between the quotes when they hold no
+    /// escape (every name a client sends in practice; short, so no string is allocated), else decoded.
+    private static func name(_ quoted: Data) -> Name? {
         let inner = quoted.dropFirst().dropLast()
-        if !inner.contains(UInt8(ascii: "\\")) { return String(decoding: inner, as: UTF8.self) }
-        return try? JSONDecoder().decode(String.self, from: quoted)
+        if !inner.contains(UInt8(ascii: "\\")) { return Name(rawValue: String(decoding: inner, as: UTF8.self)) }
+        return (try? JSONDecoder().decode(String.self, from: quoted)).flatMap(Name.init(rawValue:))
     }
 
     /// A small value (jsonrpc, id, method): plain strings and integers directly, anything else decoded.

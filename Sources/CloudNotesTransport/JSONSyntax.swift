@@ -23,12 +23,16 @@ enum JSONSyntax {
 
     /// Checks `bytes`; returns the kind of the top-level value, or what is wrong.
     static func check(_ bytes: some Collection<UInt8>, maxDepth: Int) -> Verdict {
-        var scanner = Scanner(bytes: Array(bytes), maxDepth: maxDepth)
-        return scanner.run()
+        // In place when the bytes are contiguous (a line read is): no copy of a long line.
+        func run(_ buffer: UnsafeBufferPointer<UInt8>) -> Verdict {
+            var scanner = Scanner(bytes: buffer, maxDepth: maxDepth)
+            return scanner.run()
+        }
+        return bytes.withContiguousStorageIfAvailable(run) ?? Array(bytes).withUnsafeBufferPointer(run)
     }
 
     private struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         let maxDepth: Int
         var position = 0
         /// The open containers, innermost last: true for an object.
@@ -39,7 +43,7 @@ enum JSONSyntax {
         var memberName: Range<Int>?
         var memberValueStart: Int?
 
-        init(bytes: [UInt8], maxDepth: Int) {
+        init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
             self.bytes = bytes
             self.maxDepth = maxDepth
         }
@@ -136,7 +140,7 @@ enum JSONSyntax {
         mutating func string() -> Verdict? {
             position += 1  // the opening quote
             while position < bytes.count {
-                position = bytes.withUnsafeBufferPointer { JSONStringBytes.firstSpecial(in: $0, from: position) }
+                position = JSONStringBytes.firstSpecial(in: bytes, from: position)
                 guard position < bytes.count else { break }
                 let byte = bytes[position]
                 position += 1

@@ -92,8 +92,17 @@ final class JSONOutput {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// Digit by digit, without the string `String(integer)` would allocate (a version, an index, a
+    /// total in almost every message).
     func writeInteger(_ integer: some BinaryInteger) {
-        bytes.append(contentsOf: String(integer).utf8)
+        if integer < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = integer.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
     }
 
     func writeDouble(_ double: Double, at position: CodingPosition) throws {

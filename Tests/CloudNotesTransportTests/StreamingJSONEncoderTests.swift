@@ -27,6 +27,16 @@ struct StreamingJSONEncoderTests {
         #expect(error.streamed == error.foundation)
     }
 
+    @Test("integers of every width and sign are written as Foundation writes them")
+    func integers() throws {
+        let signed: [Int64] = [0, 7, -1, 10, -10, 99, 100, 1_234_567_890, Int64.min, Int64.max]
+        #expect(try StreamingJSONEncoder().encode(signed) == Array(try JSONEncoder().encode(signed)))
+        let unsigned: [UInt64] = [0, 1, 9, 10, UInt64.max]
+        #expect(try StreamingJSONEncoder().encode(unsigned) == Array(try JSONEncoder().encode(unsigned)))
+        let small: [Int8] = [Int8.min, -1, 0, Int8.max]
+        #expect(try StreamingJSONEncoder().encode(small) == Array(try JSONEncoder().encode(small)))
+    }
+
     @Test("ids and timestamps, written without their containers, come out as their Encodable forms do")
     func idsAndTimestamps() throws {
         let ids = [MemoID(), MemoID("6F1C2A8E-3B7D-4F0A-9C55-2D8E1F4B7A90")!]
