@@ -2,12 +2,12 @@
 """CloudNotes benchmark: drives the real `cloudnotes serve` through pipes, as an editor would.
 
 For each number of memos (1,000, 10,000 and 100,000 by default) it generates a fixed-seed data set and
-imports it; then it measures start-up, select, list, search, typing (one round trip at a time and
-pipelined) and peak RSS, each on a fresh server process, each scenario for every size in turn (start-ups
-alternating between sizes), so that a machine that changes speed during the run moves every size alike.
-Baselines are measured in the same run
-with the same driver: a JSON line echoed through `cat` (the pipe's floor), the same searches run
-directly on the same SQLite file, and the raw cost of inserting the same rows into SQLite.
+measures its import; then it measures start-up, select, list, search, typing (one round trip at a time
+and pipelined) and peak RSS, each on a fresh server process, each scenario for every size in turn
+(start-ups alternating between sizes), so that a machine that changes speed during the run moves every
+size alike. Baselines are measured in the same run, with the same driver, just before or after the
+scenario they are compared with: a JSON line echoed through `cat` (the pipe's floor), the same searches
+run directly on the same SQLite file, and the raw cost of inserting the same rows into SQLite.
 
 It prints one table per size, writes every figure to bench/results/latest.json and draws
 bench/results/latency.png. It is a benchmark, not a test: it never fails because of a timing. It exits
@@ -46,6 +46,9 @@ REPO_DIR = os.path.dirname(BENCH_DIR)
 # with one of the others. A line in another order takes the slow path (parsed), so that must stay rare.
 NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method"'
 RESPONSE_PREFIXES = (b'{"jsonrpc":"2.0","id":', b'{"id":', b'{"error":')
+
+# The line of the pipe floor: a small response, echoed through `cat`.
+SMALL_LINE = b'{"id":12345,"jsonrpc":"2.0","result":{"memo":{"id":"0b1e4f5a-8c7d-4e2f-9a3b-6c5d4e3f2a1b","version":7}}}\n'
 
 
 class BenchError(Exception):
@@ -471,8 +474,7 @@ class SizeRun:
         self.store = ""
         self.ids: list[str] = []
         self.id_1kb = self.id_100kb = ""
-        # The pipe floor measured before the server's runs, and its line, to measure it again after them.
-        self.small_line = b""
+        # The pipe floor measured before the server's runs, to pool with the one measured after them.
         self.floor_samples: list[int] = []
 
 
@@ -581,8 +583,8 @@ class Bench:
         for n in args.sizes:
             log(f"\n=== {n:,} memos: data, import, indexing ===")
             run = SizeRun(n)
-            self.results["sizes"][str(n)] = run.out
             self.prepare(run)
+            self.results["sizes"][str(n)] = run.out
             runs.append(run)
             self.write_results()
         self.startup(runs)
@@ -617,7 +619,7 @@ class Bench:
     def prepare(self, run: SizeRun) -> None:
         """The data, the baselines that need no store, the import into an empty store (the store every
         later scenario uses) and the ids of its memos."""
-        args, n, sc, bl, rss = self.args, run.n, run.sc, run.bl, run.rss
+        args, n, sc, rss = self.args, run.n, run.sc, run.rss
         # data
         data_path = os.path.join(self.work, f"memos-{n}-seed{args.seed}.json")
         t = time.monotonic()
@@ -631,18 +633,6 @@ class Bench:
         log(f"data: {n:,} memos, {info['total_bytes'] / 1e6:.1f} MB of text, mean {info['mean_bytes']} B "
             f"({info['mean_bytes_without_100kb']} B without the {info['big_memos']} of 100 KB), "
             f"{time.monotonic() - t:.1f} s")
-
-        # baselines that do not depend on the store
-        log("baseline: pipe floor (cat)")
-        small_line = b'{"id":12345,"jsonrpc":"2.0","result":{"memo":{"id":"0b1e4f5a-8c7d-4e2f-9a3b-6c5d4e3f2a1b","version":7}}}\n'
-        bl["pipe_floor_before"], floor_samples = self.baseline_pipe(small_line, "floor")
-        big_text = json.dumps(memo_text(memos[-2]), ensure_ascii=False)
-        big_line = b'{"id":12345,"jsonrpc":"2.0","result":{"memo":{"text":' + big_text.encode() + b'}}}\n'
-        bl["pipe_100kb"], _ = self.baseline_pipe(big_line, "100 KB line")
-        bl["cat_start"] = self.baseline_cat_start(args.starts)
-        bl["fsync"] = fsync_baseline(self.work, self.ops_total(), args.warmup)
-        bl["sqlite_rewrite_100kb"] = sqlite_rewrite_baseline(
-            os.path.join(self.work, f"rewrite-{n}.sqlite"), memo_text(memos[-2]), self.ops_total(), args.warmup)
 
         # import into an empty store (this is also the store every later scenario uses)
         store = os.path.join(self.work, f"store-{n}.sqlite")
@@ -695,20 +685,24 @@ class Bench:
 
         run.memos, run.info, run.store, run.ids = memos, info, store, ids
         run.id_1kb, run.id_100kb = id_1kb, id_100kb
-        run.small_line, run.floor_samples = small_line, floor_samples
 
     def startup(self, runs: list[SizeRun]) -> None:
         """Process start to the initialize response and to the first detail/didShow: the starts alternate
-        between the sizes, so that the figures of every size come from the same minutes."""
+        between the sizes, so that the figures of every size come from the same minutes. Before them,
+        the pipe floor (before any server's run) and cat's own start, for every size."""
         args = self.args
+        for run in runs:
+            log(f"\nbaselines before the server's runs ({run.n:,} memos): pipe floor, cat start (cat)")
+            run.bl["pipe_floor_before"], run.floor_samples = self.baseline_pipe(SMALL_LINE, "floor")
+            run.bl["cat_start"] = self.baseline_cat_start(args.starts)
         log(f"\nstart-up ({args.starts} starts + 2 warm-up per size, alternating between sizes)")
         init_line = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"cloudnotes-bench"},'
                      b'"locale":"en-US","timeZone":"UTC"}}\n')
-        to_init = {run.n: [] for run in runs}
-        to_show = {run.n: [] for run in runs}
-        peak = {run.n: {} for run in runs}
+        to_init = [[] for _ in runs]
+        to_show = [[] for _ in runs]
+        peak = [{} for _ in runs]
         for i in range(args.starts + 2):
-            for run in runs:
+            for k, run in enumerate(runs):
                 d = self.server(run.store, f"{run.n} start-up {i}")
                 d.write(init_line)
                 _, response, _ = d.round_trip(b"")  # reads up to the initialize response
@@ -718,14 +712,14 @@ class Bench:
                 d.notify("initialized")
                 t_show, _ = d.read_until_notification("detail/didShow")
                 memory = d.shutdown()
-                peak[run.n] = max(peak[run.n], memory, key=lambda m: m.get("VmHWM", 0))
+                peak[k] = max(peak[k], memory, key=lambda m: m.get("VmHWM", 0))
                 if i >= 2:
-                    to_init[run.n].append(t_init)
-                    to_show[run.n].append(t_show)
-        for run in runs:
-            run.sc["startup_initialize"] = summarize(to_init[run.n])
-            run.sc["startup_didshow"] = summarize(to_show[run.n])
-            run.rss["startup"] = peak[run.n]
+                    to_init[k].append(t_init)
+                    to_show[k].append(t_show)
+        for k, run in enumerate(runs):
+            run.sc["startup_initialize"] = summarize(to_init[k])
+            run.sc["startup_didshow"] = summarize(to_show[k])
+            run.rss["startup"] = peak[k]
 
     def select(self, run: SizeRun) -> None:
         """memo/select of random memos."""
@@ -771,9 +765,9 @@ class Bench:
     def searches(self, run: SizeRun) -> None:
         """memo/search, each followed by memo/list of the first page, and the same searches on SQLite directly."""
         args, n, sc, bl, rss, store = self.args, run.n, run.sc, run.bl, run.rss, run.store
-        # Before each timed search, an untimed
-        # search for a term found nowhere: the server keeps the matches of the last search (in step with
-        # every write), so a repeat of the same query would measure that memory, not a search.
+        # Before each timed search, an untimed search for a term found nowhere: the server keeps the matches
+        # of the last search (in step with every write), so a repeat of the same query would measure that
+        # memory, not a search.
         terms = {"rare": args.rare_term, "common": args.common_term, "ko2": args.short_term}
         totals = {}
         for key, term in terms.items():
@@ -829,7 +823,17 @@ class Bench:
 
     def typing_scenarios(self, run: SizeRun) -> None:
         """Typing, one round trip at a time: the whole text (memo/update) or the keystroke (memo/edit)."""
-        args, n, sc, rss, id_1kb, id_100kb = self.args, run.n, run.sc, run.rss, run.id_1kb, run.id_100kb
+        args, n, sc, bl, rss, id_1kb, id_100kb = self.args, run.n, run.sc, run.bl, run.rss, run.id_1kb, run.id_100kb
+        # The baselines of typing, just before it: a 100 KB line through cat, a write and fsync, the 100 KB
+        # row rewritten straight through SQLite.
+        log("baselines of typing: 100 KB line (cat), 4 KB write + fsync, SQLite row rewrite")
+        big_text = memo_text(run.memos[-2])
+        big_line = (b'{"id":12345,"jsonrpc":"2.0","result":{"memo":{"text":' + json.dumps(big_text, ensure_ascii=False).encode()
+                    + b'}}}\n')
+        bl["pipe_100kb"], _ = self.baseline_pipe(big_line, "100 KB line")
+        bl["fsync"] = fsync_baseline(self.work, self.ops_total(), args.warmup)
+        bl["sqlite_rewrite_100kb"] = sqlite_rewrite_baseline(
+            os.path.join(self.work, f"rewrite-{n}.sqlite"), big_text, self.ops_total(), args.warmup)
         for key, memo_id in (("update_1kb", id_1kb), ("update_100kb", id_100kb),
                              ("edit_1kb", id_1kb), ("edit_100kb", id_100kb)):
             log(f"typing ({key})")
@@ -881,12 +885,11 @@ class Bench:
 
     def finish(self, run: SizeRun, schema: list[str]) -> None:
         """The baselines measured after the server's runs, and the peak memory over them."""
-        args, n, bl, rss, out = self.args, run.n, run.bl, run.rss, run.out
-        memos, small_line, floor_samples = run.memos, run.small_line, run.floor_samples
+        args, n, bl, rss, out, memos = self.args, run.n, run.bl, run.rss, run.out, run.memos
         # the floor again, after the server runs: it moves with the machine's load, so both runs count
         log("baseline: pipe floor again (cat)")
-        bl["pipe_floor_after"], more = self.baseline_pipe(small_line, "floor")
-        bl["pipe_floor"] = summarize(floor_samples + more) | {"bytes": len(small_line)}
+        bl["pipe_floor_after"], more = self.baseline_pipe(SMALL_LINE, "floor")
+        bl["pipe_floor"] = summarize(run.floor_samples + more) | {"bytes": len(SMALL_LINE)}
 
         log("baseline: raw SQLite insert of the same rows (no full-text index, as the server's import)")
         bl["raw_insert"] = raw_insert_baseline(os.path.join(self.work, f"raw-{n}.sqlite"), schema, memos, args.seed,

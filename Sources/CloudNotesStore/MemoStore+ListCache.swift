@@ -90,16 +90,16 @@ extension MemoStore {
         // One cached statement for any page: the ids go in as one JSON array argument.
         let statement = try db.cachedStatement(sql: """
             SELECT memo.localID, memo.id, memo.title, memo.preview, memo.modifiedAt, memo.seq FROM json_each(?) AS page
-            JOIN memo ON memo.localID = page.value
+            CROSS JOIN memo ON memo.localID = page.value
             """)
         return Self.ordered(try ListedMemo.fetchAll(statement, arguments: [Self.jsonArray(localIDs)]), as: localIDs)
     }
 
     /// `rows` in the order of `localIDs`, without the ones `rows` lacks.
     ///
-    /// The array drives the join, so the rows come in its order, and this only checks that. An
-    /// `ORDER BY` would have SQLite copy every row into a sorter (a tenth of a list page's instructions);
-    /// should the planner ever take another path, the rows are put in order here instead.
+    /// The array drives the join (`CROSS JOIN` keeps it the outer loop), so the rows come in its order,
+    /// and this only checks that. An `ORDER BY` would have SQLite copy every row into a sorter (a tenth
+    /// of a list page's instructions); rows that are gone are left out here.
     static func ordered(_ rows: [ListedMemo], as localIDs: [Int64]) -> [ListedMemo] {
         if rows.count == localIDs.count, zip(rows, localIDs).allSatisfy({ $0.localID == $1 }) { return rows }
         let byLocalID = Dictionary(rows.map { ($0.localID, $0) }, uniquingKeysWith: { first, _ in first })

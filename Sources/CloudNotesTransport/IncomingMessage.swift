@@ -127,7 +127,11 @@ struct Envelope {
     /// escape (every name a client sends in practice; short, so no string is allocated), else decoded.
     private static func name(_ quoted: Data) -> Name? {
         let inner = quoted.dropFirst().dropLast()
-        if !inner.contains(UInt8(ascii: "\\")) { return Name(rawValue: String(decoding: inner, as: UTF8.self)) }
+        if !inner.contains(UInt8(ascii: "\\")) {
+            // Longer than every name that counts: not one of them, and no string to make.
+            guard inner.count <= 7 else { return nil }
+            return Name(rawValue: String(decoding: inner, as: UTF8.self))
+        }
         return (try? JSONDecoder().decode(String.self, from: quoted)).flatMap(Name.init(rawValue:))
     }
 

@@ -32,6 +32,8 @@ enum JSONSyntax {
     }
 
     private struct Scanner {
+        /// The line. A buffer pointer is not bounds-checked in release builds, and the line is the
+        /// client's: every read below checks `position < bytes.count` first.
         let bytes: UnsafeBufferPointer<UInt8>
         let maxDepth: Int
         var position = 0

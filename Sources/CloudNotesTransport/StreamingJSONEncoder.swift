@@ -92,8 +92,8 @@ final class JSONOutput {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    /// Digit by digit, without the string `String(integer)` would allocate (a version, an index, a
-    /// total in almost every message).
+    /// Digit by digit into the output (a version, an index, a total: almost every message has one),
+    /// instead of through a string.
     func writeInteger(_ integer: some BinaryInteger) {
         if integer < 0 { bytes.append(UInt8(ascii: "-")) }
         var rest = integer.magnitude
@@ -102,7 +102,8 @@ final class JSONOutput {
             bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
             rest /= 10
         } while rest > 0
-        bytes[start...].reverse()
+        // Through the buffer: an array slice reversed in place would copy the whole output first.
+        bytes.withUnsafeMutableBufferPointer { $0[start...].reverse() }
     }
 
     func writeDouble(_ double: Double, at position: CodingPosition) throws {

@@ -157,6 +157,8 @@ struct MemoStoreTests {
         #expect(MemoStore.ordered(rows.reversed(), as: order) == expected)
         #expect(MemoStore.ordered(rows.filter { $0.localID != 6 }, as: order) == expected.filter { $0.localID != 6 })
         #expect(MemoStore.ordered([], as: order).isEmpty)
+        // An id twice in the page (never in a list order, but the join would give its row twice): each place gets it.
+        #expect(MemoStore.ordered(rows, as: [3, 3, 1]) == [byID[3]!, byID[3]!, byID[1]!])
     }
 
     @Test("local ids go to SQLite as the JSON array of their decimal forms")

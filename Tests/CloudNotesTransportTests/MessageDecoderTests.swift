@@ -40,6 +40,30 @@ struct MessageDecoderTests {
         }
     }
 
+    @Test("member names count as written or escaped, the first of a name wins, and a line may be part of a larger buffer")
+    func memberNames() {
+        // An escaped name is the name; the later duplicate is ignored, even a readable one after an unreadable first.
+        guard case .request(.number(1), "m", let params?) = decoder.decode(Data(#"{"jsonrpc":"2.0","\u0069d":1,"id":2,"method":"m","par\u0061ms":{"a":1},"params":{"b":2}}"#.utf8)) else {
+            Issue.record("escaped names not read")
+            return
+        }
+        #expect(String(decoding: params, as: UTF8.self) == #"{"a":1}"#)
+        #expect(error(#"{"jsonrpc":"2.0","id":1,"method":"\ud800","method":"m"}"#)?.code == -32700)
+        // Names longer than every name that counts are ignored, whatever they hold.
+        guard case .notification("m", nil) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"m","a much longer member name":"\ud800"}"#.utf8)) else {
+            Issue.record("a long unknown name was not ignored")
+            return
+        }
+        // A line that is a slice of a larger buffer: offsets count from the line's first byte.
+        let buffer = Data(#"xx{"jsonrpc":"2.0","id":7,"method":"m","params":[1,2]}yy"#.utf8)
+        let line = buffer.dropFirst(2).dropLast(2)
+        guard case .request(.number(7), "m", let sliced?) = decoder.decode(line) else {
+            Issue.record("a sliced line was not read")
+            return
+        }
+        #expect(String(decoding: sliced, as: UTF8.self) == "[1,2]")
+    }
+
     @Test("requests and notifications are told apart")
     func classification() {
         guard case .request(let id, let method, _) = decoder.decode(Data(#"{"jsonrpc":"2.0","id":"a","method":"memo/list"}"#.utf8)) else {
