@@ -101,7 +101,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
-        .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport"]),
+        .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport", "CloudNotesTestSupport"]),
         // What several test targets share (a seeded random generator).
         .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CloudNotesTestSupport"]),

@@ -7,9 +7,16 @@ import Foundation
 public enum ParamsDecoding {
     /// Decodes `params`, the JSON text of a message's params; nil (absent) and `null` count as `{}`, so
     /// that all-optional params get their defaults.
+    ///
+    /// Well-formed params are decoded by `JSONTreeDecoder`, and anything it leaves (every mistake among
+    /// them) by Foundation's `JSONDecoder`, whose errors are turned into the ones a client reads.
     public static func decode<Params: Decodable>(_ type: Params.Type, from params: Data?) throws(ResponseError) -> Params {
         do {
-            guard let params, !isNull(params) else { return try JSONDecoder().decode(Params.self, from: Data("{}".utf8)) }
+            guard let params, !isNull(params) else {
+                if let decoded = JSONTreeDecoder.decode(Params.self, from: .object([:])) { return decoded }
+                return try JSONDecoder().decode(Params.self, from: Data("{}".utf8))
+            }
+            if let decoded = decodedFromTree(Params.self, params) { return decoded }
             return try JSONDecoder().decode(Params.self, from: params)
         } catch let error as ResponseError {
             throw error  // a type that validates itself says precisely what is wrong
@@ -17,6 +24,13 @@ public enum ParamsDecoding {
             throw ResponseError.invalidParams(from: error)
         } catch {
             throw .invalidParams(param: nil, String(describing: error))
+        }
+    }
+
+    /// `params` decoded by `JSONTreeDecoder`, or nil when Foundation's decoder must decide.
+    static func decodedFromTree<Params: Decodable>(_ type: Params.Type, _ params: Data) -> Params? {
+        params.withUnsafeBytes { raw in
+            JSONTree.parse(raw.assumingMemoryBound(to: UInt8.self)).flatMap { JSONTreeDecoder.decode(Params.self, from: $0) }
         }
     }
 
