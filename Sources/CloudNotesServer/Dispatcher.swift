@@ -66,7 +66,7 @@ actor Dispatcher {
 
     // MARK: - Requests
 
-    private func handleRequest(id: RequestID, method: String, params: Data?) async {
+    private func handleRequest(id: RequestID, method: String, params: CheckedParams?) async {
         if cancellations.takeCancellation(of: id) {
             writer.sendError(.cancelled, id: id)
             return
@@ -107,7 +107,7 @@ actor Dispatcher {
         CreateRequest.method, UpdateRequest.method, EditRequest.method, DeleteRequest.method,
     ]
 
-    private func startInBackground(_ handler: RequestHandler, params: Data?, context: RequestContext) {
+    private func startInBackground(_ handler: RequestHandler, params: CheckedParams?, context: RequestContext) {
         let id = context.id
         let cancellations = cancellations
         let task = Task {
@@ -130,7 +130,7 @@ actor Dispatcher {
         }
     }
 
-    private func initialize(id: RequestID, params: Data?) {
+    private func initialize(id: RequestID, params: CheckedParams?) {
         do throws(ResponseError) {
             let request = try ParamsDecoding.decode(InitializeRequest.self, from: params)
             let presenter = try MemoPresenter(localeIdentifier: request.locale, timeZoneIdentifier: request.timeZone)
@@ -160,7 +160,7 @@ actor Dispatcher {
 
     // MARK: - Notifications
 
-    private func handleNotification(_ method: String, params: Data?) async -> Int32? {
+    private func handleNotification(_ method: String, params: CheckedParams?) async -> Int32? {
         switch (lifecycle, method) {
         case (.shutDown, ExitNotification.method):
             return 0

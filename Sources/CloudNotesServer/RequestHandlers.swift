@@ -39,7 +39,7 @@ struct Session: Sendable {
 struct RequestHandler: Sendable {
     let scheduling: Scheduling
     /// Decodes the params (their JSON text, nil when absent), runs, and writes the reply.
-    let run: @Sendable (_ params: Data?, _ context: RequestContext) async -> Void
+    let run: @Sendable (_ params: CheckedParams?, _ context: RequestContext) async -> Void
 }
 
 /// The handler of every request method, keyed by method name.

@@ -7,12 +7,28 @@ import Foundation
 public enum IncomingMessage: Sendable {
     /// A request; `params` is the JSON text of its params (nil when absent), decoded later by the
     /// handler that knows their type.
-    case request(id: RequestID, method: String, params: Data?)
-    case notification(method: String, params: Data?)
+    case request(id: RequestID, method: String, params: CheckedParams?)
+    case notification(method: String, params: CheckedParams?)
     /// A line that is not a valid request or notification: answer `error`, with `id` if one could be read.
     case invalid(id: RequestID?, error: ResponseError)
     /// Nothing to answer (a blank line).
     case ignored
+}
+
+/// The JSON text of a message's params, cut from a line the message decoder checked: JSON, and UTF-8
+/// throughout.
+///
+/// Only the message decoder makes them, so the params decoder can take strings from these bytes without
+/// checking their UTF-8 again (for a 100 KB memo's text, a second check costs as much as all the rest
+/// of decoding it).
+public struct CheckedParams: Sendable {
+    /// The params' JSON text.
+    public let json: Data
+
+    /// `json` must be a slice of a line that `MessageDecoder` found to be JSON and UTF-8.
+    init(checkedSliceOfLine json: Data) {
+        self.json = json
+    }
 }
 
 /// Turns lines into messages, refusing everything JSON-RPC 2.0 does not allow.
@@ -81,7 +97,7 @@ struct Envelope {
     var jsonrpc: JSONValue?
     var id: JSONValue?
     var method: JSONValue?
-    var params: Data?
+    var params: CheckedParams?
     var isResponse = false
     var hasID = false
 
@@ -117,7 +133,7 @@ struct Envelope {
             case .jsonrpc: guard let read = Self.read(value) else { return nil }; jsonrpc = read
             case .id: guard let read = Self.read(value) else { return nil }; id = read; hasID = true
             case .method: guard let read = Self.read(value) else { return nil }; method = read
-            case .params: params = value
+            case .params: params = CheckedParams(checkedSliceOfLine: value)
             case .result, .error: isResponse = true
             }
         }

@@ -23,8 +23,12 @@ indirect enum JSONTree {
     /// The tree of `bytes`, or nil when they hold anything this parser leaves to Foundation: text that
     /// is not JSON or not UTF-8, an unpaired surrogate escape, a member named twice, nesting deeper than
     /// `maxDepth`.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONTree? {
-        var parser = Parser(bytes: bytes)
+    ///
+    /// With `knownValidUTF8` (the bytes are a slice of a line `MessageDecoder` checked), strings are made
+    /// without checking their UTF-8 again: undoing escapes keeps valid UTF-8 valid, since an escape
+    /// stands between whole characters and never makes a lone surrogate.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, knownValidUTF8: Bool = false) -> JSONTree? {
+        var parser = Parser(bytes: bytes, knownValidUTF8: knownValidUTF8)
         guard let tree = parser.value(depth: 0) else { return nil }
         parser.skipSpace()
         return parser.position == bytes.count ? tree : nil
@@ -40,12 +44,14 @@ indirect enum JSONTree {
 /// the client's, and a buffer pointer is not bounds-checked in release builds.
 private struct Parser {
     let bytes: UnsafeBufferPointer<UInt8>
+    let knownValidUTF8: Bool
     var position = 0
     /// A string's bytes once its escapes are undone; kept between strings to reuse its memory.
     var unescaped: [UInt8] = []
 
-    init(bytes: UnsafeBufferPointer<UInt8>) {
+    init(bytes: UnsafeBufferPointer<UInt8>, knownValidUTF8: Bool) {
         self.bytes = bytes
+        self.knownValidUTF8 = knownValidUTF8
     }
 
     mutating func value(depth: Int) -> JSONTree? {
@@ -152,7 +158,7 @@ private struct Parser {
         // Most strings hold no escape: made straight from the line, checked once.
         if special < bytes.count, bytes[special] == UInt8(ascii: "\"") {
             position = special + 1
-            return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<special]), as: UTF8.self)
+            return makeString(UnsafeBufferPointer(rebasing: bytes[start..<special]))
         }
         unescaped.removeAll(keepingCapacity: true)
         while special < bytes.count {
@@ -160,7 +166,7 @@ private struct Parser {
             position = special + 1
             switch bytes[special] {
             case UInt8(ascii: "\""):
-                return String(validating: unescaped, as: UTF8.self)
+                return unescaped.withUnsafeBufferPointer(makeString)
             case UInt8(ascii: "\\"):
                 guard unescape() else { return nil }
             default:
@@ -169,6 +175,11 @@ private struct Parser {
             special = JSONStringBytes.firstSpecial(in: bytes, from: position)
         }
         return nil  // no closing quote
+    }
+
+    /// A string of `utf8`, checked unless the line was.
+    private func makeString(_ utf8: UnsafeBufferPointer<UInt8>) -> String? {
+        knownValidUTF8 ? String(copying: UTF8Span(unchecked: utf8.span)) : String(validating: utf8, as: UTF8.self)
     }
 
     /// Undoes the escape after a backslash, appending its bytes to `unescaped`.

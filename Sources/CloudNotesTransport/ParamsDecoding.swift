@@ -10,14 +10,14 @@ public enum ParamsDecoding {
     ///
     /// Well-formed params are decoded by `JSONTreeDecoder`, and anything it leaves (every mistake among
     /// them) by Foundation's `JSONDecoder`, whose errors are turned into the ones a client reads.
-    public static func decode<Params: Decodable>(_ type: Params.Type, from params: Data?) throws(ResponseError) -> Params {
+    public static func decode<Params: Decodable>(_ type: Params.Type, from params: CheckedParams?) throws(ResponseError) -> Params {
         do {
-            guard let params, !isNull(params) else {
+            guard let json = params?.json, !isNull(json) else {
                 if let decoded = JSONTreeDecoder.decode(Params.self, from: .object([:])) { return decoded }
                 return try JSONDecoder().decode(Params.self, from: Data("{}".utf8))
             }
-            if let decoded = decodedFromTree(Params.self, params) { return decoded }
-            return try JSONDecoder().decode(Params.self, from: params)
+            if let decoded = decodedFromTree(Params.self, json, knownValidUTF8: true) { return decoded }
+            return try JSONDecoder().decode(Params.self, from: json)
         } catch let error as ResponseError {
             throw error  // a type that validates itself says precisely what is wrong
         } catch let error as DecodingError {
@@ -27,10 +27,12 @@ public enum ParamsDecoding {
         }
     }
 
-    /// `params` decoded by `JSONTreeDecoder`, or nil when Foundation's decoder must decide.
-    static func decodedFromTree<Params: Decodable>(_ type: Params.Type, _ params: Data) -> Params? {
+    /// `params` decoded by `JSONTreeDecoder`, or nil when Foundation's decoder must decide. Strings are
+    /// made without checking their UTF-8 only when `knownValidUTF8` says the line was checked.
+    static func decodedFromTree<Params: Decodable>(_ type: Params.Type, _ params: Data, knownValidUTF8: Bool = false) -> Params? {
         params.withUnsafeBytes { raw in
-            JSONTree.parse(raw.assumingMemoryBound(to: UInt8.self)).flatMap { JSONTreeDecoder.decode(Params.self, from: $0) }
+            JSONTree.parse(raw.assumingMemoryBound(to: UInt8.self), knownValidUTF8: knownValidUTF8)
+                .flatMap { JSONTreeDecoder.decode(Params.self, from: $0) }
         }
     }
 

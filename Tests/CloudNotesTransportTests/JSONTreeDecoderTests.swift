@@ -17,11 +17,14 @@ struct JSONTreeDecoderTests {
     }
 
     /// What each decoder makes of `json`: the tree decoder's result (nil when it gave up) and Foundation's.
+    ///
+    /// The tree decoder runs twice, checking the strings' UTF-8 and taking it as checked (as it does for
+    /// a line the message decoder checked): both must give the same.
     func both<T: Codable>(_ type: T.Type, _ json: String) -> (tree: String?, foundation: String?) {
         let data = Data(json.utf8)
-        return (
-            ParamsDecoding.decodedFromTree(T.self, data).map(canonical),
-            (try? JSONDecoder().decode(T.self, from: data)).map(canonical))
+        let tree = ParamsDecoding.decodedFromTree(T.self, data).map(canonical)
+        #expect(ParamsDecoding.decodedFromTree(T.self, data, knownValidUTF8: true).map(canonical) == tree, "\(json)")
+        return (tree, (try? JSONDecoder().decode(T.self, from: data)).map(canonical))
     }
 
     // MARK: - The ordinary requests take the quick way
@@ -44,9 +47,11 @@ struct JSONTreeDecoderTests {
         let text = (0..<2000).map { "줄 \($0): Some English, 한국어 \"인용\" and a tab\there\\ 🎉" }.joined(separator: "\n")
         let update = UpdateRequest(id: Memo.example.id, text: text, baseVersion: 41)
         let json = String(decoding: try JSONEncoder().encode(update), as: UTF8.self)
-        let decoded = try #require(ParamsDecoding.decodedFromTree(UpdateRequest.self, Data(json.utf8)))
-        #expect(decoded == update)
-        #expect(decoded.text.utf8.elementsEqual(text.utf8))
+        for knownValidUTF8 in [false, true] {
+            let decoded = try #require(ParamsDecoding.decodedFromTree(UpdateRequest.self, Data(json.utf8), knownValidUTF8: knownValidUTF8))
+            #expect(decoded == update)
+            #expect(decoded.text.utf8.elementsEqual(text.utf8))
+        }
 
         let edit = #"{"id":"\#(Memo.example.id)","baseVersion":7,"edits":[{"start":3,"end":3,"text":"가"},{"start":0,"end":1,"text":""}]}"#
         let (tree, foundation) = both(EditRequest.self, edit)
@@ -74,8 +79,11 @@ struct JSONTreeDecoderTests {
         for _ in 0..<500 {
             let text = (0..<Int.random(in: 0...40, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
             let json = try JSONEncoder().encode(["text": text])
-            let decoded = try #require(ParamsDecoding.decodedFromTree([String: String].self, json))
-            #expect(decoded["text"].map { Array($0.utf8) } == Array(text.utf8))
+            for knownValidUTF8 in [false, true] {
+                let decoded = try #require(ParamsDecoding.decodedFromTree([String: String].self, json, knownValidUTF8: knownValidUTF8))
+                #expect(decoded["text"].map { Array($0.utf8) } == Array(text.utf8))
+                #expect(decoded["text"] == text)
+            }
         }
     }
 
@@ -123,7 +131,7 @@ struct JSONTreeDecoderTests {
         } catch {
             expected = .invalidParams(from: error as! DecodingError)
         }
-        #expect(throws: expected) { try ParamsDecoding.decode(UpdateRequest.self, from: data) }
+        #expect(throws: expected) { try ParamsDecoding.decode(UpdateRequest.self, from: CheckedParams(checkedSliceOfLine: data)) }
     }
 
     // MARK: - Random params

@@ -32,7 +32,7 @@ struct MessageDecoderTests {
             }
             #expect(id == .number(7))
             #expect(method == "x")
-            #expect(String(decoding: found, as: UTF8.self) == params)
+            #expect(String(decoding: found.json, as: UTF8.self) == params)
         }
         guard case .notification(_, nil) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"x"}"#.utf8)) else {
             Issue.record("params where there are none")
@@ -47,7 +47,7 @@ struct MessageDecoderTests {
             Issue.record("escaped names not read")
             return
         }
-        #expect(String(decoding: params, as: UTF8.self) == #"{"a":1}"#)
+        #expect(String(decoding: params.json, as: UTF8.self) == #"{"a":1}"#)
         #expect(error(#"{"jsonrpc":"2.0","id":1,"method":"\ud800","method":"m"}"#)?.code == -32700)
         // Names longer than every name that counts are ignored, whatever they hold.
         guard case .notification("m", nil) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"m","a much longer member name":"\ud800"}"#.utf8)) else {
@@ -61,7 +61,7 @@ struct MessageDecoderTests {
             Issue.record("a sliced line was not read")
             return
         }
-        #expect(String(decoding: sliced, as: UTF8.self) == "[1,2]")
+        #expect(String(decoding: sliced.json, as: UTF8.self) == "[1,2]")
     }
 
     @Test("requests and notifications are told apart")
