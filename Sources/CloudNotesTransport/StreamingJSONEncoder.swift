@@ -119,9 +119,11 @@ final class JSONOutput {
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as UTF-8.
     func writeString(_ string: String) {
-        bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
+            // A memo's escapes (a newline a line) add a few percent: the output grows at most once for it.
+            reserve(utf8.count + utf8.count / 8 + 2)
+            bytes.append(UInt8(ascii: "\""))
             var runStart = 0
             while true {
                 let index = JSONStringBytes.firstSpecial(in: utf8, from: runStart)
@@ -141,8 +143,15 @@ final class JSONOutput {
                     bytes.append(hex.utf8Start[Int(byte & 0xF)])
                 }
             }
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Makes room for `count` more bytes, at least doubling the room, so that a 100 KB text is not
+    /// copied into a buffer twice its size, run by run, about twenty times over.
+    private func reserve(_ count: Int) {
+        let needed = bytes.count + count
+        if bytes.capacity < needed { bytes.reserveCapacity(max(needed, bytes.capacity * 2)) }
     }
 }
 

@@ -57,6 +57,29 @@ struct StreamingJSONEncoderTests {
         #expect(try JSONDecoder().decode([String].self, from: Data(bytes)) == [text])
     }
 
+    @Test("long texts and many strings in one message are escaped byte for byte, each wherever it starts in the output")
+    func manyStrings() throws {
+        /// The escaping the encoder promises: two-character escapes for five bytes, \u00XX for other control bytes.
+        func reference(_ text: String) -> String {
+            "\"" + text.unicodeScalars.map { scalar -> String in
+                switch scalar {
+                case "\"": "\\\""
+                case "\\": "\\\\"
+                case "\n": "\\n"
+                case "\r": "\\r"
+                case "\t": "\\t"
+                case _ where scalar.value < 0x20: "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+                default: String(scalar)
+                }
+            }.joined() + "\""
+        }
+        let everyASCII = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self)
+        let texts = ["", "x", everyASCII, String(repeating: "줄 한 줄\n\"인용\"\t끝\\", count: 3000), "tail \u{1F}", String(repeating: "a", count: 70_000)]
+        let bytes = try StreamingJSONEncoder().encode(texts + texts.reversed())
+        #expect(String(decoding: bytes, as: UTF8.self) == "[" + (texts + texts.reversed()).map(reference).joined(separator: ",") + "]")
+        #expect(try JSONDecoder().decode([String].self, from: Data(bytes)) == texts + texts.reversed())
+    }
+
     @Test("nested containers, super encoders, empty values and non-finite numbers")
     func shapes() throws {
         let pair = try both(Awkward())
