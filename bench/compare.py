@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Compares cloudnotes binaries in the same minutes: typing into a 1 KB and a 100 KB memo, and pipelined
+updates, with the benchmark's own driver and data.
+
+    bench/compare.py old=/tmp/old/cloudnotes new=.build/release/cloudnotes            # wall time
+    bench/compare.py --callgrind old=/tmp/old/cloudnotes new=.build/release/cloudnotes  # instructions
+
+Wall time: the binaries take turns, round after round (the order rotates), on one store, so that the
+machine's drift (its speed moves severalfold within an hour here) reaches them alike; it prints each
+binary's median over the rounds and its ratio to the first binary.
+
+With --callgrind each binary runs once under valgrind's callgrind: after the warm-up its counters are
+zeroed, and the instructions of the timed requests are counted: the same count for the same binary and
+input whatever the machine is doing. SQLite's share (`sqlite3_step`, inclusive) is printed apart, since
+at valgrind's pace the background indexer finds the client quiet between requests and adds its work
+there. Valgrind 3.19 cannot read the DWARF 5 of a Swift build: each binary is copied without its debug
+sections (`strip --strip-debug`; its symbols stay).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cloudnotes_bench as bench  # noqa: E402
+
+WARMUP = 50
+
+
+def escaped(text: str) -> bytes:
+    return json.dumps(text, ensure_ascii=False)[1:-1].encode()
+
+
+def update_line(d: bench.Driver, memo_id: str, text: str, version: int) -> tuple[int, bytes]:
+    rid = d.next_id
+    d.next_id += 1
+    return rid, (b'{"jsonrpc":"2.0","id":%d,"method":"memo/update","params":{"id":"%s","text":"' % (rid, memo_id.encode())
+                 + escaped(text) + b'","baseVersion":%d}}\n' % version)
+
+
+def new_memo(d: bench.Driver, text: str) -> tuple[str, int]:
+    result, _ = d.call("memo/create", {"text": text})
+    return result["memo"]["id"], result["memo"]["version"]
+
+
+def typing(d: bench.Driver, text: str, count: int, on_warm=None) -> list[int]:
+    """`memo/update` one character longer each time, one round trip at a time: the timed ns after the warm-up."""
+    memo_id, version = new_memo(d, text)
+    times = []
+    for i in range(WARMUP + count):
+        if i == WARMUP and on_warm:
+            on_warm()
+        text += bench.TYPED_CHARS[i % len(bench.TYPED_CHARS)]
+        rid, line = update_line(d, memo_id, text, version)
+        elapsed, response, _ = d.round_trip(line)
+        memo = d.check(rid, response, "memo/update")["memo"]
+        if memo["text"] != text:
+            raise bench.BenchError("memo/update: the reply's text is not the text sent")
+        version = memo["version"]
+        if i >= WARMUP:
+            times.append(elapsed)
+    return times
+
+
+def pipelined_rate(d: bench.Driver, text: str, count: int) -> float:
+    """Updates per second for `count` updates written without waiting."""
+    memo_id, version = new_memo(d, text)
+    lines = []
+    for i in range(count):
+        text += bench.TYPED_CHARS[i % len(bench.TYPED_CHARS)]
+        lines.append(update_line(d, memo_id, text, version + i)[1])
+    elapsed, replies = bench.pipelined(d, lines)
+    if json.loads(replies[-1])["result"]["memo"]["text"] != text:
+        raise bench.BenchError("pipelined memo/update: the last reply's text is not the text sent")
+    return count / (elapsed / 1e9)
+
+
+def start(argv: list[str], label: str) -> bench.Driver:
+    d = bench.Driver(argv, label=label)
+    d.call("initialize", {"locale": "en-US", "timeZone": "UTC"})
+    d.notify("initialized")
+    return d
+
+
+def wall_time(binaries: dict, store: str, texts: dict, args) -> None:
+    results = {name: {"100 KB": [], "1 KB": [], "pipelined": []} for name in binaries}
+    names = list(binaries)
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            d = start([binaries[name], "serve", "--store", store], name)
+            results[name]["100 KB"].append(statistics.median(typing(d, texts["100 KB"], args.ops)))
+            results[name]["1 KB"].append(statistics.median(typing(d, texts["1 KB"], args.ops * 3)))
+            results[name]["pipelined"].append(pipelined_rate(d, texts["1 KB"], args.pipelined))
+            d.shutdown()
+            bench.log(f"round {r + 1}/{args.rounds} {name} done")
+    base = names[0]
+    print(f"medians of {args.rounds} alternating runs (each run's p50 for typing)")
+    for scenario, unit in (("100 KB", "µs"), ("1 KB", "µs"), ("pipelined", "/s")):
+        label = f"memo/update {scenario}" if scenario != "pipelined" else f"{args.pipelined} pipelined 1 KB updates"
+        for name in names:
+            runs = results[name][scenario]
+            value = statistics.median(runs)
+            shown = [f"{x / 1e3:.0f}" if unit == "µs" else f"{x:.0f}" for x in runs]
+            ratio = value / statistics.median(results[base][scenario])
+            figure = f"{value / 1e3:8.0f} µs" if unit == "µs" else f"{value:8.0f}/s"
+            print(f"{label:34} {name:>8} {figure}  {ratio:5.2f}x {base}   runs: {' '.join(shown)}")
+
+
+def callgrind(binaries: dict, store: str, texts: dict, args) -> None:
+    if not shutil.which("valgrind"):
+        sys.exit("compare: --callgrind needs valgrind (apt-get install -y valgrind)")
+    work = tempfile.mkdtemp(prefix="compare-")
+    print(f"instructions per memo/update (callgrind, {args.ops} timed after {WARMUP})")
+    for name, binary in binaries.items():
+        stripped = os.path.join(work, name)
+        subprocess.run(["strip", "--strip-debug", "-o", stripped, binary], check=True)
+        for scenario, text in texts.items():
+            out = os.path.join(work, f"{name}-{scenario.replace(' ', '')}.%p")
+            d = start(["valgrind", "--tool=callgrind", "--dump-instr=no", f"--callgrind-out-file={out}",
+                       stripped, "serve", "--store", store], name)
+            pid = str(d.proc.pid)
+            typing(d, text, args.ops,
+                   on_warm=lambda: subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True))
+            subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+            d.shutdown()
+            dump = out.replace("%p", pid) + ".1"
+            annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", dump],
+                                       capture_output=True, text=True, check=True).stdout
+            total = next(int(line.split()[0].replace(",", "")) for line in annotated.splitlines() if "PROGRAM TOTALS" in line)
+            sqlite = next((int(line.split()[0].replace(",", "")) for line in annotated.splitlines()
+                           if line.rstrip().endswith("libsqlite3.so.0.8.6]") and "sqlite3_step " in line), 0)
+            print(f"memo/update {scenario:7} {name:>8}: {total // args.ops:>11,} in all, {(total - sqlite) // args.ops:>11,} "
+                  f"outside sqlite3_step")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("binaries", nargs="+", metavar="NAME=PATH", help="the first is the baseline of the ratios")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--ops", type=int, default=300, help="timed 100 KB updates per run (1 KB: three times as many)")
+    parser.add_argument("--pipelined", type=int, default=3000)
+    parser.add_argument("--callgrind", action="store_true", help="count instructions instead of timing")
+    args = parser.parse_args()
+    binaries = {}
+    for item in args.binaries:
+        name, sep, path = item.partition("=")
+        if not sep or not os.access(path, os.X_OK):
+            sys.exit(f"compare: expected NAME=PATH of an executable, got {item!r}")
+        binaries[name] = os.path.abspath(path)
+    if args.callgrind:
+        args.ops = min(args.ops, 100)
+    memos, _ = bench.generate_memos(1000, 20240521, "xylophone")
+    texts = {"100 KB": bench.memo_text(memos[-2]), "1 KB": bench.memo_text(memos[-1])}
+    with tempfile.TemporaryDirectory(prefix="compare-store-") as folder:
+        store = os.path.join(folder, "store.sqlite")
+        (callgrind if args.callgrind else wall_time)(binaries, store, texts, args)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except bench.BenchError as error:
+        sys.exit(f"compare: {error}")
