@@ -11,7 +11,10 @@ enum JSONStringBytes {
         guard let base = bytes.baseAddress else { return bytes.count }
         var index = start
         let raw = UnsafeRawPointer(base)
-        while index + 8 <= bytes.count, !mayHoldSpecial(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+        while index + 8 <= bytes.count {
+            let flags = specialFlags(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+            // The lowest flag marks the first special byte: a run of text ends without a byte-by-byte walk.
+            if flags != 0 { return index + flags.trailingZeroBitCount / 8 }
             index += 8
         }
         while index < bytes.count, !isSpecial(bytes[index]) {
@@ -24,8 +27,11 @@ enum JSONStringBytes {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
-    /// Whether any of the eight bytes of `word` is special (exact: no false negatives, no false positives).
-    private static func mayHoldSpecial(_ word: UInt64) -> Bool {
+    /// The high bit of each of the eight bytes of `word` (first byte lowest) that may be special.
+    ///
+    /// Zero exactly when no byte is special, and the lowest flag is always a special byte: a flag above
+    /// it may be false (a borrow carried from the byte below), which no caller looks at.
+    private static func specialFlags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         // A byte below n (n ≤ 128) sets its high bit in (word - n·ones) & ~word, as in "Bit Twiddling Hacks".
@@ -34,6 +40,6 @@ enum JSONStringBytes {
         let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
         let zeroQuote = (quotes &- ones) & ~quotes & highBits
         let zeroBackslash = (backslashes &- ones) & ~backslashes & highBits
-        return (control | zeroQuote | zeroBackslash) != 0
+        return control | zeroQuote | zeroBackslash
     }
 }

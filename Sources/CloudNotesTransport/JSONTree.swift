@@ -154,27 +154,48 @@ private struct Parser {
     private mutating func string() -> String? {
         position += 1  // "
         let start = position
-        var special = JSONStringBytes.firstSpecial(in: bytes, from: position)
+        let special = JSONStringBytes.firstSpecial(in: bytes, from: position)
         // Most strings hold no escape: made straight from the line, checked once.
         if special < bytes.count, bytes[special] == UInt8(ascii: "\"") {
             position = special + 1
             return makeString(UnsafeBufferPointer(rebasing: bytes[start..<special]))
         }
-        unescaped.removeAll(keepingCapacity: true)
+        // Undone straight into the buffer's spare room, which the rest of the params always outsize: an
+        // escape is never shorter than what it stands for (appending run by run costs about two hundred
+        // instructions a run, and a memo's text has a run a line).
+        var buffer: [UInt8] = []
+        swap(&buffer, &unescaped)
+        defer { swap(&buffer, &unescaped) }
+        buffer.removeAll(keepingCapacity: true)
+        var closed = false
+        buffer.append(addingCapacity: bytes.count - start) { output in
+            output.withUnsafeMutableBufferPointer { room, written in
+                closed = undoEscapes(firstSpecial: special, into: room.baseAddress!, written: &written)
+            }
+        }
+        guard closed else { return nil }
+        return buffer.withUnsafeBufferPointer(makeString)
+    }
+
+    /// Copies the string from `position` to its closing quote into `output`, escapes undone; false at a
+    /// mistake. `special` is the first quote, backslash or control character from `position`.
+    private mutating func undoEscapes(firstSpecial: Int, into output: UnsafeMutablePointer<UInt8>, written: inout Int) -> Bool {
+        var special = firstSpecial
         while special < bytes.count {
-            unescaped.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<special]))
+            (output + written).update(from: bytes.baseAddress! + position, count: special - position)
+            written += special - position
             position = special + 1
             switch bytes[special] {
             case UInt8(ascii: "\""):
-                return unescaped.withUnsafeBufferPointer(makeString)
+                return true
             case UInt8(ascii: "\\"):
-                guard unescape() else { return nil }
+                guard unescape(into: output, written: &written) else { return false }
             default:
-                return nil  // a control character, which JSON allows only escaped
+                return false  // a control character, which JSON allows only escaped
             }
             special = JSONStringBytes.firstSpecial(in: bytes, from: position)
         }
-        return nil  // no closing quote
+        return false  // no closing quote
     }
 
     /// A string of `utf8`, checked unless the line was.
@@ -182,18 +203,19 @@ private struct Parser {
         knownValidUTF8 ? String(copying: UTF8Span(unchecked: utf8.span)) : String(validating: utf8, as: UTF8.self)
     }
 
-    /// Undoes the escape after a backslash, appending its bytes to `unescaped`.
-    private mutating func unescape() -> Bool {
+    /// Undoes the escape after a backslash, writing its bytes to `output` at `written`.
+    private mutating func unescape(into output: UnsafeMutablePointer<UInt8>, written: inout Int) -> Bool {
         guard position < bytes.count else { return false }
         let letter = bytes[position]
         position += 1
+        let byte: UInt8
         switch letter {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(letter)
-        case UInt8(ascii: "b"): unescaped.append(0x08)
-        case UInt8(ascii: "f"): unescaped.append(0x0C)
-        case UInt8(ascii: "n"): unescaped.append(0x0A)
-        case UInt8(ascii: "r"): unescaped.append(0x0D)
-        case UInt8(ascii: "t"): unescaped.append(0x09)
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): byte = letter
+        case UInt8(ascii: "b"): byte = 0x08
+        case UInt8(ascii: "f"): byte = 0x0C
+        case UInt8(ascii: "n"): byte = 0x0A
+        case UInt8(ascii: "r"): byte = 0x0D
+        case UInt8(ascii: "t"): byte = 0x09
         case UInt8(ascii: "u"):
             guard let unit = hexUnit() else { return false }
             var scalar = UInt32(unit)
@@ -206,10 +228,16 @@ private struct Parser {
                 return false
             }
             guard let character = Unicode.Scalar(scalar) else { return false }
-            unescaped.append(contentsOf: UTF8.encode(character)!)
+            for unit in UTF8.encode(character)! {
+                output[written] = unit
+                written += 1
+            }
+            return true
         default:
             return false
         }
+        output[written] = byte
+        written += 1
         return true
     }
 

@@ -74,7 +74,9 @@ struct StreamingJSONEncoderTests {
             }.joined() + "\""
         }
         let everyASCII = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self)
-        let texts = ["", "x", everyASCII, String(repeating: "줄 한 줄\n\"인용\"\t끝\\", count: 3000), "tail \u{1F}", String(repeating: "a", count: 70_000)]
+        let texts = ["", "x", everyASCII, String(repeating: "줄 한 줄\n\"인용\"\t끝\\", count: 3000), "tail \u{1F}", String(repeating: "a", count: 70_000),
+                     // Escapes that outgrow the room made for them, again and again, in runs and escapes alike.
+                     String(repeating: "\u{1}\n\"ab", count: 20_000)]
         let bytes = try StreamingJSONEncoder().encode(texts + texts.reversed())
         #expect(String(decoding: bytes, as: UTF8.self) == "[" + (texts + texts.reversed()).map(reference).joined(separator: ",") + "]")
         #expect(try JSONDecoder().decode([String].self, from: Data(bytes)) == texts + texts.reversed())
