@@ -50,13 +50,11 @@ public struct MessageDecoder: Sendable {
     }
 
     public func decode(_ line: Data) -> IncomingMessage {
-        let (isBlank, isASCII) = line.withUnsafeBytes { bytes in
-            (bytes.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }, Self.isASCII(bytes))
+        let (isBlank, isUTF8) = line.withUnsafeBytes { bytes in
+            (bytes.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }, UTF8Validation.isValid(bytes))
         }
         if isBlank { return .ignored }
-        // Most requests are ASCII throughout, and need no more than that look; the others are checked
-        // whole (the standard library's check copies the line into a string).
-        guard isASCII || String(validating: line, as: UTF8.self) != nil else {
+        guard isUTF8 else {
             return .invalid(id: nil, error: .parseError("the line is not valid UTF-8"))
         }
         let members: [JSONSyntax.Member]
@@ -76,16 +74,6 @@ public struct MessageDecoder: Sendable {
             return .invalid(id: nil, error: .parseError("the line is not JSON"))
         }
         return envelope.classify()
-    }
-
-    /// Whether every byte is below 0x80, eight at a time.
-    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var index = 0
-        while index + 8 <= bytes.count {
-            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-            index += 8
-        }
-        return bytes[index...].allSatisfy { $0 < 0x80 }
     }
 }
 
