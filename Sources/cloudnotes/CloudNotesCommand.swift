@@ -23,7 +23,7 @@ struct CloudNotesCommand: AsyncParsableCommand {
 
     /// Runs the command line, once the allocator is set up (see `ProcessMemory`).
     static func main() async {
-        ProcessMemory.limitAllocatorArenas()
+        ProcessMemory.configureAllocator()
         if let serve = Serve.parsedAlone(Array(CommandLine.arguments.dropFirst())) {
             do {
                 try await serve.run()

@@ -2,26 +2,46 @@
 import Glibc
 #endif
 
-// MARK: - The allocator's arenas
+// MARK: - The allocator
 
 /// How the process's memory allocator is set up before any work starts.
 enum ProcessMemory {
-    /// Lets glibc's malloc keep at most two arenas.
+    /// Sets glibc's malloc up for the server: at most two arenas, and freed memory kept for reuse.
     ///
-    /// By default glibc gives every thread that meets a busy arena an arena of its own (up to eight per
-    /// core) and keeps what each one freed. The server's threads take turns (the reader, the request
-    /// worker, the background indexer, Swift's concurrency pool), so after a large import every arena
-    /// held the remains of a big burst, and the peak memory grew by about 6 MB for no speed gained:
-    /// measured with `bench/run` (peak RSS) and with `MALLOC_ARENA_MAX`, which this is the default for
-    /// and which still overrides it.
-    static func limitAllocatorArenas() {
+    /// Each setting yields to the environment variable that glibc reads for it, so that it can still be
+    /// measured against the default.
+    static func configureAllocator() {
+        // By default glibc gives every thread that meets a busy arena an arena of its own (up to eight per
+        // core) and keeps what each one freed. The server's threads take turns (the reader, the request
+        // worker, the background indexer, Swift's concurrency pool), so after a large import every arena
+        // held the remains of a big burst, and the peak memory grew by about 6 MB for no speed gained:
+        // measured with `bench/run` (peak RSS).
+        set(.arenaMax, to: 2, unlessSet: "MALLOC_ARENA_MAX")
+        // By default a block of 128 KB or more is mapped for itself and unmapped when freed, and the
+        // threshold then rises to the largest freed block, while more than twice that, free at the top
+        // of an arena, is given back to the system. Typing into a 100 KB memo allocates and frees a few
+        // such blocks a keystroke (the line, the text, the reply), so each keystroke met about 95 fresh
+        // pages, each a page fault: a fifth of its time (`perf stat -e page-faults`, `bench/compare.py`).
+        // Up to a megabyte a block now comes from the arenas, and up to two megabytes of free memory
+        // stay there for the next request.
+        set(.mmapThreshold, to: 1 << 20, unlessSet: "MALLOC_MMAP_THRESHOLD_")
+        set(.trimThreshold, to: 2 << 20, unlessSet: "MALLOC_TRIM_THRESHOLD_")
+    }
+
+    /// `mallopt`'s options, by their numbers in <malloc.h>.
+    private enum Option: Int32 {
+        case trimThreshold = -1
+        case mmapThreshold = -3
+        case arenaMax = -8
+    }
+
+    private static func set(_ option: Option, to value: Int32, unlessSet variable: String) {
         #if canImport(Glibc)
-        // `mallopt` is declared in <malloc.h>, which Swift's Glibc module leaves out; its symbol and
-        // the option's number (M_ARENA_MAX = -8) are part of glibc's stable ABI.
+        // `mallopt` is declared in <malloc.h>, which Swift's Glibc module leaves out; its symbol and the
+        // options' numbers are part of glibc's stable ABI.
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        guard getenv("MALLOC_ARENA_MAX") == nil, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt")
-        else { return }
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
+        guard getenv(variable) == nil, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        _ = unsafeBitCast(symbol, to: Mallopt.self)(option.rawValue, value)
         #endif
     }
 }
