@@ -768,12 +768,17 @@ class Bench:
         # Before each timed search, an untimed search for a term found nowhere: the server keeps the matches
         # of the last search (in step with every write), so a repeat of the same query would measure that
         # memory, not a search.
+        # The same query straight on the SQLite file is the baseline, timed in turns with the server's
+        # (one each per round), so that both meet the machine's drift of the same minutes: timed apart,
+        # minutes apart, their ratio moved by 1.5x with the hour.
         terms = {"rare": args.rare_term, "common": args.common_term, "ko2": args.short_term}
         totals = {}
         for key, term in terms.items():
-            log(f"memo/search {term!r} + memo/list (each after a search for {DECOY_TERM!r})")
+            log(f"memo/search {term!r} + memo/list (each after a search for {DECOY_TERM!r}), "
+                f"in turns with the same query on SQLite directly")
             d = self.start_server(store, f"{n} search {key}")
-            search_samples, list_samples, seen_totals = [], [], set()
+            direct = DirectSearch(store, term)
+            search_samples, list_samples, direct_samples, seen_totals = [], [], [], set()
             decoy_rid_line = [d.request("memo/search", {"query": DECOY_TERM}) for _ in range(self.ops_total())]
             search_rid_line = [d.request("memo/search", {"query": term}) for _ in range(self.ops_total())]
             list_rid_line = [d.request("memo/list", None) for _ in range(self.ops_total())]
@@ -797,29 +802,25 @@ class Bench:
                 if len(listed["rows"]) != min(100, listed["total"]):
                     raise BenchError(f"memo/list under the filter {term!r}: {len(listed['rows'])} rows of {listed['total']}")
                 list_samples.append(elapsed)
+                if direct.possible:
+                    direct_samples.append(direct.run())
             rss[f"search_{key}"] = d.shutdown()
+            direct.close()
             if len(seen_totals) != 1:
                 raise BenchError(f"memo/search {term!r} gave different totals on the same store: {sorted(seen_totals)}")
             totals[key] = seen_totals.pop()
             sc[f"search_{key}"] = summarize(search_samples[args.warmup:]) | {"query": term, "matches": totals[key]}
             sc[f"search_{key}_list"] = summarize(list_samples[args.warmup:]) | {"query": term, "matches": totals[key]}
             log(f"  {totals[key]:,} matches")
+            if direct.possible:
+                bl[f"sqlite_search_{key}"] = summarize(direct_samples[args.warmup:]) | direct.described()
+                if direct.matches != totals[key]:
+                    self.problems.append(f"{n:,} memos: memo/search {term!r} says {totals[key]} matches, "
+                                         f"SQLite directly says {direct.matches}")
         info = run.info
         if totals["rare"] != info["rare_term_memos"]:
             self.problems.append(f"{n:,} memos: memo/search {args.rare_term!r} found {totals['rare']} memos; "
                                  f"the data set has {info['rare_term_memos']}")
-
-        # the same searches directly on the SQLite file
-        log("baseline: the same searches on SQLite directly")
-        for key, term in terms.items():
-            direct = sqlite_search_baseline(store, term, self.ops_total(), args.warmup,
-                                            lambda started, i: self.over_budget(started, i))
-            if direct is None:
-                continue
-            bl[f"sqlite_search_{key}"] = direct
-            if direct["matches"] != totals[key]:
-                self.problems.append(f"{n:,} memos: memo/search {term!r} says {totals[key]} matches, "
-                                     f"SQLite directly says {direct['matches']}")
 
     def typing_scenarios(self, run: SizeRun) -> None:
         """Typing, one round trip at a time: the whole text (memo/update) or the keystroke (memo/edit)."""
@@ -1400,30 +1401,40 @@ def visible_condition(con: sqlite3.Connection) -> str:
     return "deleted = 0"
 
 
-def sqlite_search_baseline(store: str, term: str, count: int, warmup: int, over_budget) -> dict | None:
-    """count(*) + the first page of the filter, on the store file, with python's sqlite3, per op."""
-    condition = search_condition(term)
-    if condition is None:
-        return None
-    where, arg = condition
-    con = sqlite3.connect(store)
-    visible = visible_condition(con)
-    count_sql = f"SELECT count(*) FROM memo WHERE {visible} AND {where}"
-    page_sql = (f"SELECT id, title, preview, modifiedAt, seq FROM memo WHERE {visible} AND {where} "
-                f"ORDER BY modifiedAt DESC, seq DESC LIMIT 100 OFFSET 0")
-    samples, matches, started = [], None, perf_ns()
-    for i in range(count):
-        if over_budget(started, i):
-            break
+class DirectSearch:
+    """The server's search as SQL on the store file, with python's sqlite3: count(*) + the first page."""
+
+    def __init__(self, store: str, term: str):
+        self.term = term
+        self.matches = None
+        condition = search_condition(term)
+        self.possible = condition is not None
+        if not self.possible:
+            return
+        where, self.arg = condition
+        self.con = sqlite3.connect(store)
+        visible = visible_condition(self.con)
+        self.count_sql = f"SELECT count(*) FROM memo WHERE {visible} AND {where}"
+        self.page_sql = (f"SELECT id, title, preview, modifiedAt, seq FROM memo WHERE {visible} AND {where} "
+                         f"ORDER BY modifiedAt DESC, seq DESC LIMIT 100 OFFSET 0")
+
+    def run(self) -> int:
+        """One search: the ns it took."""
         t0 = perf_ns()
-        total = con.execute(count_sql, (arg,)).fetchone()[0]
-        rows = con.execute(page_sql, (arg,)).fetchall()
-        samples.append(perf_ns() - t0)
-        matches = total
+        total = self.con.execute(self.count_sql, (self.arg,)).fetchone()[0]
+        rows = self.con.execute(self.page_sql, (self.arg,)).fetchall()
+        elapsed = perf_ns() - t0
+        self.matches = total
         if len(rows) != min(100, total):
-            raise BenchError(f"SQLite direct {term!r}: {len(rows)} rows of {total}")
-    con.close()
-    return summarize(samples[warmup:]) | {"query": term, "matches": matches, "sql_count": count_sql, "sql_page": page_sql}
+            raise BenchError(f"SQLite direct {self.term!r}: {len(rows)} rows of {total}")
+        return elapsed
+
+    def described(self) -> dict:
+        return {"query": self.term, "matches": self.matches, "sql_count": self.count_sql, "sql_page": self.page_sql}
+
+    def close(self) -> None:
+        if self.possible:
+            self.con.close()
 
 
 def raw_insert_baseline(path: str, schema: list[str], memos: list[dict], seed: int, mode: str = "plain") -> dict:
