@@ -69,6 +69,9 @@ public final class Server: Sendable {
     let logger: Logger
 
     public init(store: MemoStore, input: Int32, output: Int32, configuration: ServerConfiguration = .standard, logger: Logger) {
+        for (name, pipe) in [("input", input), ("output", output)] {
+            if let bytes = PipeCapacity.enlarge(fileDescriptor: pipe) { logger.debug("\(name) pipe: \(bytes) bytes") }
+        }
         reader = LineReader(fileDescriptor: input, maxLineBytes: configuration.limits.maxMessageBytes)
         writer = MessageWriter(fileDescriptor: output)
         decoder = MessageDecoder(maxNestingDepth: configuration.limits.maxNestingDepth)

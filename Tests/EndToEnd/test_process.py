@@ -1,5 +1,6 @@
 """The server's relation to its client process, to the store's file permissions, and to its flags."""
 
+import fcntl
 import os
 import subprocess
 import time
@@ -149,3 +150,21 @@ def test_typing_into_a_long_memo_reuses_memory_instead_of_mapping_fresh_pages(se
     # Measured: about 1-2 a keystroke, against 32-63 with glibc's defaults.
     assert per_keystroke < 10, f"{per_keystroke:.0f} page faults a keystroke"
     assert srv.memo_text(memo["id"]) == text
+
+
+F_GETPIPE_SZ = 1032
+
+
+def test_the_server_enlarges_its_pipes_so_a_long_memo_crosses_in_one_write(servers):
+    # A keystroke in a 100 KB memo is a 100 KB request and a reply of over 200 KB: through Linux's 64 KB
+    # pipes each would stop the writer until the reader drained, several times a message.
+    with open("/proc/sys/fs/pipe-max-size") as limit:
+        if int(limit.read()) < 1 << 20:
+            pytest.skip("this system lets no unprivileged process have a 1 MB pipe")
+    srv = servers.start()
+    srv.initialize()
+    assert fcntl.fcntl(srv.proc.stdin.fileno(), F_GETPIPE_SZ) == 1 << 20
+    assert fcntl.fcntl(srv.proc.stdout.fileno(), F_GETPIPE_SZ) == 1 << 20
+    text = "한글 and English, " * 15_000
+    memo = srv.create(text)
+    assert srv.call("memo/update", {"id": memo["id"], "text": text + "!", "baseVersion": memo["version"]})["memo"]["text"] == text + "!"
