@@ -34,11 +34,16 @@ public final class LineReader: Sendable {
         thread.start()
     }
 
+    /// The most one `read(2)` takes.
+    static let readSize = 1 << 18
+
     /// Splits the input into frames; public for tests that feed it a pipe.
     func readLoop(onFrame: (Frame) -> Void) {
         var pending = Data()
         var droppedBytes = 0  // > 0 while skipping the rest of an oversized line
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // A 100 KB memo's line in one read (the pipe holds up to a megabyte: see `PipeCapacity`), rather than
+        // in pieces that `pending` copies and grows around.
+        var chunk = [UInt8](repeating: 0, count: Self.readSize)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
