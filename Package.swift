@@ -23,11 +23,14 @@ let package = Package(
     targets: [
         // Codable messages, error codes and the method registry. No I/O.
         .target(name: "CloudNotesProtocol"),
+        // The vector search for the bytes a JSON string must escape (C, for SSE2).
+        .target(name: "CJSONBytes"),
         // JSON-lines framing and the JSON-RPC connection over file descriptors.
         .target(
             name: "CloudNotesTransport",
             dependencies: [
                 "CloudNotesProtocol",
+                "CJSONBytes",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
