@@ -11,8 +11,12 @@ struct UTF8ValidationTests {
         String(validating: bytes, as: UTF8.self) != nil
     }
 
+    /// The check's answer, after making sure its two ways (the vector instructions where the processor has
+    /// them, the automaton elsewhere) give the same.
     func checkSays(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes(UTF8Validation.isValid)
+        let answer = bytes.withUnsafeBytes(UTF8Validation.isValid)
+        #expect(bytes.withUnsafeBytes(UTF8Validation.isValidByAutomaton) == answer, "the automaton differs on \(bytes)")
+        return answer
     }
 
     /// Before a sequence, ASCII of every length up to two words, so that it starts at every place in a

@@ -1,6 +1,7 @@
-// The byte search under every JSON string the server reads or writes, in C for the processor's vector
-// instructions (SSE2, which every x86-64 has), which Swift's SIMD types did not compile to here.
-// `static inline`, so that Swift inlines it where it is called.
+// The byte-level work under every line the server reads or writes (the search for the bytes a JSON
+// string must escape, the UTF-8 check of a line), in C for the processor's vector instructions, which
+// Swift's SIMD types did not compile to here. The search is `static inline`, so that Swift inlines it
+// where it is called.
 
 #ifndef CJSONBYTES_H
 #define CJSONBYTES_H
@@ -41,5 +42,10 @@ static inline size_t cjson_first_special(const uint8_t *bytes, size_t count, siz
     }
     return count;
 }
+
+/// Whether `bytes` are well-formed UTF-8 (no overlong form, no surrogate, nothing above U+10FFFF, no
+/// sequence cut short): 1 when they are, 0 when not, and -1 when this processor lacks the vector
+/// instructions it needs (SSSE3), for the caller to check another way.
+int cjson_utf8_check(const void *bytes, size_t count);
 
 #endif
