@@ -82,6 +82,13 @@ public final class MessageWriter: Sendable {
             if state.pending.isEmpty {
                 state.pending = data
                 state.pendingSince = .now
+            } else if data.count >= Self.maxBatchBytes {
+                // Too long to wait for company (a reply that carries a long memo): written at once with
+                // what waits before it, in one call, rather than copied behind it first.
+                writeAll(state.pending, then: data)
+                state.pending.removeAll(keepingCapacity: state.pending.count <= Self.maxBatchBytes)
+                state.pendingSince = nil
+                return
             } else {
                 state.pending.append(contentsOf: data)
             }
@@ -118,15 +125,29 @@ public final class MessageWriter: Sendable {
 
     /// Writes every byte, unless the client went away (the read side then sees end of input).
     private func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(fileDescriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
+        writeAll(bytes, then: [])
+    }
+
+    /// Writes every byte of `first`, then of `second`, in as few calls as the pipe takes (`writev`).
+    private func writeAll(_ first: [UInt8], then second: [UInt8]) {
+        first.withUnsafeBytes { first in
+            second.withUnsafeBytes { second in
+                var parts = [first, second].filter { !$0.isEmpty }
+                while !parts.isEmpty {
+                    var vectors = parts.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+                    var written = writev(fileDescriptor, &vectors, Int32(vectors.count))
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return
+                    }
+                    // A partial write: drop what went, and carry on from the byte it stopped at.
+                    while written > 0 {
+                        let taken = min(written, parts[0].count)
+                        parts[0] = UnsafeRawBufferPointer(rebasing: parts[0][taken...])
+                        written -= taken
+                        if parts[0].isEmpty { parts.removeFirst() }
+                    }
                 }
-                offset += written
             }
         }
     }
