@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import datetime
+import fcntl
 import json
 import math
 import os
@@ -232,6 +233,20 @@ def memo_preview(body: str) -> str:
 # The driver
 # ---------------------------------------------------------------------------------------------------
 
+# The server raises both its pipes to 1 MB (Sources/CloudNotesTransport/PipeCapacity.swift); `cat` gets
+# the same, so that the pipe's floor is measured through pipes like the server's.
+SERVER_PIPE_BYTES = 1 << 20
+F_SETPIPE_SZ = 1031
+
+
+def enlarge_pipes(proc: subprocess.Popen, size: int) -> None:
+    for pipe in (proc.stdin, proc.stdout):
+        try:
+            fcntl.fcntl(pipe.fileno(), F_SETPIPE_SZ, size)
+        except OSError:
+            pass  # above /proc/sys/fs/pipe-max-size: the server is refused the same
+
+
 class Driver:
     """One process on pipes: one line per request, read lines until the matching response.
 
@@ -240,13 +255,16 @@ class Driver:
     their first bytes; parsing and checking happen after the clock stops.
     """
 
-    def __init__(self, argv: list[str], log_path: str | None = None, timeout: float = 900.0, label: str = ""):
+    def __init__(self, argv: list[str], log_path: str | None = None, timeout: float = 900.0, label: str = "",
+                 pipe_bytes: int | None = None):
         self.label = label or os.path.basename(argv[0])
         self.log_path = log_path
         self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         self.t_spawn = perf_ns()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
                                      bufsize=1 << 16)
+        if pipe_bytes:
+            enlarge_pipes(self.proc, pipe_bytes)
         self.fd = self.proc.stdin.fileno()
         self.readline = self.proc.stdout.readline
         self.read_chunk = lambda: self.proc.stdout.read1(1 << 20)
@@ -533,7 +551,7 @@ class Bench:
     # -- baselines
 
     def baseline_pipe(self, line: bytes, label: str) -> tuple[dict, list[int]]:
-        d = Driver(["cat"], timeout=self.args.timeout, label=f"cat ({label})")
+        d = Driver(["cat"], timeout=self.args.timeout, label=f"cat ({label})", pipe_bytes=SERVER_PIPE_BYTES)
         samples = [d.echo_trip(line) for _ in range(self.ops_total())][self.args.warmup:]
         d.close_cat()
         return summarize(samples) | {"bytes": len(line)}, samples
@@ -542,7 +560,7 @@ class Bench:
         line = b'{"id":1,"jsonrpc":"2.0","result":{"protocolVersion":"1.0"}}\n'
         samples = []
         for _ in range(runs + 2):
-            d = Driver(["cat"], timeout=self.args.timeout, label="cat (start)")
+            d = Driver(["cat"], timeout=self.args.timeout, label="cat (start)", pipe_bytes=SERVER_PIPE_BYTES)
             d.write(line)
             got = d.readline()
             elapsed = perf_ns() - d.t_spawn
@@ -557,7 +575,7 @@ class Bench:
         first pays for the driver's fresh memory): per second of `updates` (default: one per line)."""
         runs = []
         for _ in range(3):
-            d = Driver(["cat"], timeout=self.args.timeout, label="cat (pipelined)")
+            d = Driver(["cat"], timeout=self.args.timeout, label="cat (pipelined)", pipe_bytes=SERVER_PIPE_BYTES)
             runs.append(pipelined(d, lines, count_every_line=True)[0])
             d.close_cat()
         elapsed = min(runs)
