@@ -233,9 +233,9 @@ def memo_preview(body: str) -> str:
 # The driver
 # ---------------------------------------------------------------------------------------------------
 
-# The server raises both its pipes to 1 MB (Sources/CloudNotesTransport/PipeCapacity.swift); `cat` gets
+# The server raises both its pipes to 256 KB (Sources/CloudNotesTransport/PipeCapacity.swift); `cat` gets
 # the same, so that the pipe's floor is measured through pipes like the server's.
-SERVER_PIPE_BYTES = 1 << 20
+SERVER_PIPE_BYTES = 1 << 18
 F_SETPIPE_SZ = 1031
 
 

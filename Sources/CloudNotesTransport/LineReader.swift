@@ -41,8 +41,8 @@ public final class LineReader: Sendable {
     func readLoop(onFrame: (Frame) -> Void) {
         var pending = Data()
         var droppedBytes = 0  // > 0 while skipping the rest of an oversized line
-        // A 100 KB memo's line in one read (the pipe holds up to a megabyte: see `PipeCapacity`), rather than
-        // in pieces that `pending` copies and grows around.
+        // A 100 KB memo's line in one read (the pipe holds 256 KB: see `PipeCapacity`), rather than in
+        // pieces that `pending` copies and grows around.
         var chunk = [UInt8](repeating: 0, count: Self.readSize)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }

@@ -9,13 +9,18 @@ import Glibc
 ///
 /// Linux gives a pipe 64 KB. A keystroke in a 100 KB memo is a 100 KB request and a reply of over
 /// 200 KB (the text, and its body beside it); through 64 KB the writer stops until the reader has
-/// drained the pipe, several times a message, and each turn wakes both processes. With a megabyte (the
-/// most an unprivileged process may ask for, `/proc/sys/fs/pipe-max-size`) each message passes in one
-/// write: measured with `bench/compare.py` (the binaries taking turns), a 100 KB `memo/update` took
-/// 0.82x the time.
+/// drained the pipe, several times a message, and each turn wakes both processes. With 256 KB each
+/// message of such a memo passes in one write: measured with `bench/compare.py` (the binaries taking
+/// turns), a 100 KB `memo/update` took 0.82x the time with pipes of a megabyte, and 256 KB did as well
+/// (0.87x against the megabyte's 0.85x, the three binaries taking turns).
+///
+/// Not more: a pipe's pages count against its user's `/proc/sys/fs/pipe-user-pages-soft` (64 MB by
+/// default), past which Linux gives every new pipe of that user two pages. At 256 KB a pipe, a user
+/// reaches it with about 120 servers at once; at a megabyte, the most an unprivileged process may ask
+/// for, with 30.
 public enum PipeCapacity {
     /// The capacity asked for.
-    public static let preferredBytes = 1 << 20
+    public static let preferredBytes = 1 << 18
 
     /// Raises the capacity of `fileDescriptor`'s pipe to `bytes` if it is lower; returns the capacity
     /// it has then, or nil when it is not a pipe (a file, a terminal) or the system has no such setting.

@@ -11,10 +11,10 @@ struct PipeCapacityTests {
             .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
-    @Test("a pipe gets a megabyte, and keeps it when asked again")
+    @Test("a pipe gets 256 KB, and keeps it when asked again")
     func enlargesAPipe() throws {
         let limit = try #require(systemLimit, "no /proc/sys/fs/pipe-max-size: not Linux")
-        try #require(limit >= PipeCapacity.preferredBytes, "this system caps pipes below a megabyte")
+        try #require(limit >= PipeCapacity.preferredBytes, "this system caps pipes below 256 KB")
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
         defer { close(ends[0]); close(ends[1]) }
