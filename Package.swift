@@ -23,7 +23,8 @@ let package = Package(
     targets: [
         // Codable messages, error codes and the method registry. No I/O.
         .target(name: "CloudNotesProtocol"),
-        // The vector search for the bytes a JSON string must escape (C, for SSE2).
+        // Byte work under every line, in C for vector instructions: the search for the bytes a JSON string
+        // must escape (SSE2) and the UTF-8 check (SSSE3).
         .target(name: "CJSONBytes"),
         // JSON-lines framing and the JSON-RPC connection over file descriptors.
         .target(

@@ -14,8 +14,4 @@ enum JSONStringBytes {
         guard let base = bytes.baseAddress, start < bytes.count else { return bytes.count }
         return cjson_first_special(base, bytes.count, start)
     }
-
-    static func isSpecial(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-    }
 }

@@ -6,7 +6,7 @@ import Testing
 struct JSONStringBytesTests {
     /// The plain definition, one byte at a time: what the sixteen-at-a-time search must agree with.
     func naiveFirstSpecial(_ bytes: [UInt8], from start: Int) -> Int {
-        bytes[start...].firstIndex(where: JSONStringBytes.isSpecial) ?? bytes.count
+        bytes[start...].firstIndex { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } ?? bytes.count
     }
 
     @Test("finds the first quote, backslash or control byte wherever it stands, and nothing else")
