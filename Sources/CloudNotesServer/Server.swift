@@ -96,7 +96,7 @@ public final class Server: Sendable {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         // Backpressure: at most `maxQueuedMessages` wait; then the reader stops reading until the
         // dispatcher catches up, so a client that writes faster than it reads cannot exhaust memory.
-        let queueSlots = DispatchSemaphore(value: Self.maxQueuedMessages)
+        let queueSlots = QueueSlots(count: Self.maxQueuedMessages)
         // How many messages wait behind the one being handled: while some do, replies are written in
         // batches (see `MessageWriter`), so a burst of requests costs a few writes, not one per message.
         let waiting = Atomic(0)
@@ -120,7 +120,7 @@ public final class Server: Sendable {
                     }
                     return
                 }
-                queueSlots.wait()
+                queueSlots.take()
                 waiting.add(1, ordering: .relaxed)
                 continuation.yield(.message(message))
             },
@@ -128,10 +128,11 @@ public final class Server: Sendable {
         for await event in events {
             switch event {
             case .message(let message):
-                queueSlots.signal()
                 writer.startBatch()
                 let code = await dispatcher.handle(message)
-                if waiting.subtract(1, ordering: .relaxed).newValue == 0 || code != nil {
+                let queueIsEmpty = waiting.subtract(1, ordering: .relaxed).newValue == 0
+                queueSlots.release(queueIsEmpty: queueIsEmpty)
+                if queueIsEmpty || code != nil {
                     writer.finishBatch()
                 } else {
                     writer.continueBatch()

@@ -53,7 +53,7 @@ final class PipedServer: @unchecked Sendable {
     }
 }
 
-@Suite("Server")
+@Suite("Server", .serialized)
 struct ServerTests {
     @Test("every request of the registry has a handler, and the lifecycle holds around them")
     func everyRequestIsHandled() async throws {
@@ -102,6 +102,47 @@ struct ServerTests {
         #expect(lines.count == 1 + 101 + 1)
     }
 
+    @Test("a client that writes without reading is held back by its pipe, not queued without bound, and loses nothing")
+    func backpressure() async throws {
+        let server = PipedServer(store: try MemoStore())
+        // The client blocks (in sleeps and reads) on a thread of its own: on the concurrency pool it
+        // could take the thread that the server needs to catch up.
+        try await onThreadOfItsOwn { try Self.writeWithoutReading(to: server) }
+    }
+
+    private static func writeWithoutReading(to server: PipedServer) throws {
+        let input = server.toServer.fileDescriptor
+        #expect(fcntl(input, F_SETFL, fcntl(input, F_GETFL) | O_NONBLOCK) == 0)
+        // Requests before `initialize` are each refused with one short error; nobody reads them
+        // until the client's own writes are refused.
+        var sent = 0
+        var written = 0
+        var blocked = false
+        while written < 64 << 20 {
+            let line = Array(#"{"jsonrpc":"2.0","id":\#(sent + 1),"method":"memo/list","params":{"limit":1}}"#.utf8) + [10]
+            let count = line.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            if count < 0, errno == EAGAIN {
+                // The server may still be catching up: it is held back only if the pipe stays full.
+                Thread.sleep(forTimeInterval: 0.2)
+                if line.withUnsafeBytes({ write(input, $0.baseAddress, $0.count) }) < 0, errno == EAGAIN {
+                    blocked = true
+                    break
+                }
+                // It went in: a pipe takes a write this short whole or not at all.
+            } else {
+                #expect(count == line.count)
+            }
+            sent += 1
+            written += line.count
+        }
+        // Queued lines (256), the reader's chunk (256 KB) and the two pipes (256 KB each) hold under 1 MB.
+        #expect(blocked, "the server took \(written) bytes from a client that reads nothing")
+        #expect(written < 4 << 20)
+        for id in 1...sent {
+            #expect(try server.next()["id"] == .number(Double(id)))
+        }
+    }
+
     @Test("end of input ends the server with code 0, and exit without shutdown with 1")
     func exitCodes() async throws {
         let ended = PipedServer(store: try MemoStore())
@@ -110,6 +151,13 @@ struct ServerTests {
         let exited = PipedServer(store: try MemoStore())
         exited.send(#"{"jsonrpc":"2.0","method":"exit"}"#)
         #expect(await exited.finished.value == 1)
+    }
+}
+
+/// Runs `body` on a new thread, off the concurrency pool, and returns when it has.
+func onThreadOfItsOwn(_ body: @escaping @Sendable () throws -> Void) async throws {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
 
