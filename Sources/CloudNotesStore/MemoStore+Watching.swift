@@ -72,11 +72,11 @@ extension MemoStore {
 
     /// Moves with every commit of another connection, visible or not.
     func dataVersion(_ db: Database) throws -> Int64? {
-        try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
+        try db.cachedStatement(sql: "PRAGMA data_version").withFirstRow { $0.int64(0) }
     }
 
     /// Moves with every visible change, of any connection (see migration `v2-visible-changes`).
     func visibleChangeCount(_ db: Database) throws -> Int64? {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT count FROM visibleChanges"))
+        try db.cachedStatement(sql: "SELECT count FROM visibleChanges").withFirstRow { $0.optionalInt64(0) } ?? nil
     }
 }

@@ -317,14 +317,10 @@ public final class MemoStore: Sendable {
     /// The memo `id` unless deleted or hidden; its text taken from `recent` when that is this row's text.
     static func liveMemo(id: String, _ db: Database, reusing recent: RecentText? = nil) throws -> StoredMemo? {
         // Cached statements: GRDB compiles a new statement with an authorizer, which costs more than the query.
-        let statement = try db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ? AND \(visible)")
-        // The cursor's row reads each column from SQLite when asked: a copied row (`fetchOne`) would
-        // assemble and copy the whole text even when `recent` has it, 100 KB per keystroke in a long memo.
-        let rows = try Row.fetchCursor(statement, arguments: [id])
-        guard let row = try rows.next() else { return nil }
-        let memo = try StoredMemo(row: row, reusing: recent)
-        _ = try rows.next()  // ids are unique: this ends the statement
-        return memo
+        let statement = try db.cachedStatement(sql: "SELECT \(StoredMemo.steppedColumns) FROM memo WHERE id = ? AND \(visible)")
+        // Each column is read from SQLite when asked, so the text is not read at all when `recent` has
+        // it (100 KB per keystroke in a long memo).
+        return try statement.withFirstRow(arguments: [id]) { StoredMemo(row: $0, reusing: recent) }
     }
 
     static func nextSeq(_ db: Database) throws -> Int64 {

@@ -45,21 +45,12 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     // MARK: Rows
 
     public init(row: Row) throws {
-        try self.init(row: row, reusing: nil)
-    }
-
-    /// Decodes a row; its text is `recent`'s when that is the text of this row at its `seq`.
-    init(row: Row, reusing recent: RecentText?) throws {
         localID = row["localID"]
         id = row["id"]
         seq = row["seq"]
-        if let recent, recent.localID == localID, recent.seq == seq {
-            text = recent.text
-        } else {
-            // The text is stored as UTF-8 bytes (a BLOB): SQLite's text binding would cut it at a NUL character.
-            let bytes: Data = row["text"]
-            text = String(decoding: bytes, as: UTF8.self)
-        }
+        // The text is stored as UTF-8 bytes (a BLOB): SQLite's text binding would cut it at a NUL character.
+        let bytes: Data = row["text"]
+        text = String(decoding: bytes, as: UTF8.self)
         title = row["title"]
         preview = row["preview"]
         createdAt = row["createdAt"]
@@ -68,6 +59,29 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         deleted = row["deleted"]
         importBatch = row["importBatch"]
         indexed = row["indexed"]
+    }
+
+    /// The columns `init(row:reusing:)` reads from a stepped statement, in order.
+    static let steppedColumns = "localID, id, seq, text, title, preview, createdAt, modifiedAt, version, deleted, importBatch, indexed"
+
+    /// Reads a row of `steppedColumns`; its text is `recent`'s when that is the text of this row at its `seq`.
+    init(row: SteppedRow, reusing recent: RecentText?) {
+        localID = row.int64(0)
+        id = row.string(1)
+        seq = row.int64(2)
+        if let recent, recent.localID == localID, recent.seq == seq {
+            text = recent.text
+        } else {
+            text = row.string(3)
+        }
+        title = row.string(4)
+        preview = row.string(5)
+        createdAt = row.int64(6)
+        modifiedAt = row.int64(7)
+        version = row.int64(8)
+        deleted = row.bool(9)
+        importBatch = row.optionalString(10)
+        indexed = row.bool(11)
     }
 
     public func encode(to container: inout PersistenceContainer) throws {

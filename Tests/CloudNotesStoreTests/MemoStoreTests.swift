@@ -81,7 +81,12 @@ struct MemoStoreTests {
                      String(repeating: "5 MB of text, 한글 too. ", count: 200_000)]
         for text in texts {
             let memo = try store.create(text: text, now: 1, filter: nil).memo
-            #expect(try store.memo(id: memo.id)?.text.utf8.elementsEqual(text.utf8) == true)
+            let read = try #require(try store.memo(id: memo.id))
+            #expect(read.text.utf8.elementsEqual(text.utf8))
+            // The lookup by id reads columns by index (`SteppedRow`); GRDB's record reads them by name.
+            let record = try store.writer.read { db in try StoredMemo.fetchOne(db, key: memo.localID) }
+            #expect(read == record)
+            #expect(read.title.utf8.elementsEqual(memo.title.utf8) && read.preview.utf8.elementsEqual(memo.preview.utf8))
         }
     }
 
