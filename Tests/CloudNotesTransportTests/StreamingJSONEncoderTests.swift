@@ -49,6 +49,24 @@ struct StreamingJSONEncoderTests {
             """)
     }
 
+    @Test("list rows, written member by member, come out byte for byte as their Encodable conformance writes them")
+    func rowsByHand() throws {
+        /// Encodes a row through `MemoRow.encode(to:)`, the way every other type goes.
+        struct ThroughEncodable: Encodable {
+            let row: MemoRow
+            func encode(to encoder: any Encoder) throws { try row.encode(to: encoder) }
+        }
+        let rows = [
+            MemoRow(id: MemoID(), title: "Title \"quoted\" \\ \u{1}", preview: "한국어 😀\ttab", modifiedAt: Timestamp(milliseconds: 1_767_225_600_123), displayDate: "January 1, 2026 at 12:00\u{202F}AM"),
+            MemoRow(id: MemoID(), title: "", preview: "", modifiedAt: Timestamp(milliseconds: -1), displayDate: ""),
+        ]
+        for row in rows {
+            #expect(try StreamingJSONEncoder().encode(row) == StreamingJSONEncoder().encode(ThroughEncodable(row: row)))
+        }
+        let pair = try both(ListResult(total: 2, rows: rows))
+        #expect(pair.streamed == pair.foundation)
+    }
+
     @Test("strings are escaped exactly", arguments: [
         "plain", "quote \" backslash \\ slash /", "line\nfeed\r\ttab", "nul \u{0} bell \u{7} escape \u{1B}", "한국어 😀 ✈️", "",
     ])
