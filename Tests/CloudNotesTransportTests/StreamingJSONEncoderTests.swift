@@ -49,19 +49,28 @@ struct StreamingJSONEncoderTests {
             """)
     }
 
-    @Test("list rows, written member by member, come out byte for byte as their Encodable conformance writes them")
-    func rowsByHand() throws {
-        /// Encodes a row through `MemoRow.encode(to:)`, the way every other type goes.
-        struct ThroughEncodable: Encodable {
-            let row: MemoRow
-            func encode(to encoder: any Encoder) throws { try row.encode(to: encoder) }
+    @Test("memos and list rows, written member by member, come out byte for byte as their Encodable conformances write them")
+    func memosAndRowsByHand() throws {
+        /// Encodes a value through its own `encode(to:)`, the way every other type goes.
+        struct ThroughEncodable<Value: Encodable>: Encodable {
+            let value: Value
+            func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+        }
+        let memos = [
+            Memo.example,
+            Memo(id: MemoID(), text: "Title \"quoted\"\r\n\u{0}body\t한국어 😀", title: "Title \"quoted\"", body: "\u{0}body\t한국어 😀",
+                 createdAt: Timestamp(milliseconds: -62_135_596_800_000), modifiedAt: Timestamp(milliseconds: 253_402_300_799_999),
+                 version: Int64.max, displayDate: "January 1, 2026 at 12:00\u{202F}AM"),
+        ]
+        for memo in memos {
+            #expect(try StreamingJSONEncoder().encode(memo) == StreamingJSONEncoder().encode(ThroughEncodable(value: memo)))
         }
         let rows = [
             MemoRow(id: MemoID(), title: "Title \"quoted\" \\ \u{1}", preview: "한국어 😀\ttab", modifiedAt: Timestamp(milliseconds: 1_767_225_600_123), displayDate: "January 1, 2026 at 12:00\u{202F}AM"),
             MemoRow(id: MemoID(), title: "", preview: "", modifiedAt: Timestamp(milliseconds: -1), displayDate: ""),
         ]
         for row in rows {
-            #expect(try StreamingJSONEncoder().encode(row) == StreamingJSONEncoder().encode(ThroughEncodable(row: row)))
+            #expect(try StreamingJSONEncoder().encode(row) == StreamingJSONEncoder().encode(ThroughEncodable(value: row)))
         }
         let pair = try both(ListResult(total: 2, rows: rows))
         #expect(pair.streamed == pair.foundation)
