@@ -70,38 +70,32 @@ final class JSONOutput {
 
     /// A whole memo.
     func writeMemo(_ memo: Memo) {
-        append("{\"id\":")
-        writeString(memo.id.description)
-        append(",\"text\":")
-        writeString(memo.text)
-        append(",\"title\":")
-        writeString(memo.title)
-        append(",\"body\":")
-        writeString(memo.body)
-        append(",\"createdAt\":")
-        writeString(memo.createdAt.iso8601)
-        append(",\"modifiedAt\":")
-        writeString(memo.modifiedAt.iso8601)
+        writeMember("{\"id\":", memo.id.description)
+        writeMember(",\"text\":", memo.text)
+        writeMember(",\"title\":", memo.title)
+        writeMember(",\"body\":", memo.body)
+        writeMember(",\"createdAt\":", memo.createdAt.iso8601)
+        writeMember(",\"modifiedAt\":", memo.modifiedAt.iso8601)
         append(",\"version\":")
         writeInteger(memo.version)
-        append(",\"displayDate\":")
-        writeString(memo.displayDate)
+        writeMember(",\"displayDate\":", memo.displayDate)
         append("}")
     }
 
     /// A list row.
     func writeRow(_ row: MemoRow) {
-        append("{\"id\":")
-        writeString(row.id.description)
-        append(",\"title\":")
-        writeString(row.title)
-        append(",\"preview\":")
-        writeString(row.preview)
-        append(",\"modifiedAt\":")
-        writeString(row.modifiedAt.iso8601)
-        append(",\"displayDate\":")
-        writeString(row.displayDate)
+        writeMember("{\"id\":", row.id.description)
+        writeMember(",\"title\":", row.title)
+        writeMember(",\"preview\":", row.preview)
+        writeMember(",\"modifiedAt\":", row.modifiedAt.iso8601)
+        writeMember(",\"displayDate\":", row.displayDate)
         append("}")
+    }
+
+    /// A string member: `opening` is what comes before its value (the separator or brace, and its key).
+    private func writeMember(_ opening: StaticString, _ value: String) {
+        append(opening)
+        writeString(value)
     }
 
     // MARK: Containers
