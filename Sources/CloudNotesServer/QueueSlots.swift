@@ -8,9 +8,11 @@ import Synchronization
 ///
 /// Slots go back in batches, so that a reader paused behind a full queue (a client that sends
 /// thousands of requests without waiting) wakes once per batch rather than once per message; each
-/// wake-up is a context switch on both threads.
+/// wake-up is a context switch on both threads. Holding back fewer than a batch never stalls the
+/// reader: it waits only when every slot is taken, and then most of them belong to messages still
+/// queued, whose handling completes the batch.
 final class QueueSlots: Sendable {
-    /// How many handled messages' slots are held before they go back together.
+    /// How many handled messages' slots go back together.
     static let batch = 32
 
     private let free: DispatchSemaphore
@@ -18,7 +20,11 @@ final class QueueSlots: Sendable {
     private let held = Atomic(0)
 
     init(count: Int) {
-        free = DispatchSemaphore(value: count)
+        precondition(count > Self.batch, "a queue no longer than a batch could wait on its own held slots")
+        // Made empty, then filled: libdispatch traps when a semaphore is freed below the value it was
+        // made with, which this one is whenever the server ends with slots held or messages queued.
+        free = DispatchSemaphore(value: 0)
+        for _ in 0..<count { free.signal() }
     }
 
     /// Takes a slot for a message just read, waiting while every slot is taken.
@@ -26,12 +32,10 @@ final class QueueSlots: Sendable {
         free.wait()
     }
 
-    /// Gives back the slot of a handled message: with the batch, or at once when nothing waits (so
-    /// that a reader can never wait on slots that an idle run loop holds).
-    func release(queueIsEmpty: Bool) {
-        let count = held.add(1, ordering: .relaxed).newValue
-        guard count >= Self.batch || queueIsEmpty else { return }
+    /// Gives back the slot of a handled message, with the batch it completes.
+    func release() {
+        guard held.add(1, ordering: .relaxed).newValue == Self.batch else { return }
         held.store(0, ordering: .relaxed)
-        for _ in 0..<count { free.signal() }
+        for _ in 0..<Self.batch { free.signal() }
     }
 }

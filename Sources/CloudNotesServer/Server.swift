@@ -130,9 +130,8 @@ public final class Server: Sendable {
             case .message(let message):
                 writer.startBatch()
                 let code = await dispatcher.handle(message)
-                let queueIsEmpty = waiting.subtract(1, ordering: .relaxed).newValue == 0
-                queueSlots.release(queueIsEmpty: queueIsEmpty)
-                if queueIsEmpty || code != nil {
+                queueSlots.release()
+                if waiting.subtract(1, ordering: .relaxed).newValue == 0 || code != nil {
                     writer.finishBatch()
                 } else {
                     writer.continueBatch()
