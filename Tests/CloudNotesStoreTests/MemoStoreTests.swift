@@ -22,6 +22,29 @@ struct MemoStoreTests {
         #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 2)
     }
 
+    @Test("a keystroke in a long memo logs the pages of its new text, not also zeros over the old text's pages")
+    func freedPagesAreNotZeroed() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let checkpointer = try #require(store.checkpointer)
+        var text = String(repeating: "회의 meeting notes, line after line\n", count: 2_500)  // 100 KB: 25 pages of 4 KB
+        let memo = try store.create(text: text, now: 1, filter: nil).memo
+        // The first update leaves the first text's pages free; each later one takes them back.
+        text += "a"
+        _ = try store.update(id: memo.id, text: text, baseVersion: nil, now: 2, filter: nil)
+        let before = checkpointer.pagesInLog
+        for i in 0..<4 {
+            text += "b"
+            _ = try store.update(id: memo.id, text: text, baseVersion: nil, now: Int64(3 + i), filter: nil)
+        }
+        let textPages = text.utf8.count / 4096 + 1
+        let perUpdate = Int(checkpointer.pagesInLog - before) / 4
+        // Debian builds SQLite with secure_delete on, which also zeroes each freed page and logs it: two
+        // pages per page of text. FAST zeroes only what a changed page held; freed pages are taken
+        // back at the next keystroke anyway, and the log keeps older page images until it restarts.
+        #expect(perUpdate < textPages + 10, "\(perUpdate) pages logged per update of a \(textPages)-page text")
+        #expect(try store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA secure_delete") } == 2)
+    }
+
     @Test("a change bumps the version and the store-wide sequence; a delete leaves a hidden tombstone")
     func versionsAndTombstones() throws {
         let store = try MemoStore()
