@@ -35,10 +35,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A VFS over SQLite's own that writes a transaction's log frames to the file in one write.
+        .target(name: "CSQLiteLogWrites", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The SQLite store: memos, tombstones, change sequence, full-text search, sync's revision history.
         .target(
             name: "CloudNotesStore",
             dependencies: [
+                "CSQLiteLogWrites",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The C API, for the one hook GRDB does not wrap (`sqlite3_wal_hook`).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -108,7 +111,7 @@ let package = Package(
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport", "CloudNotesTestSupport"]),
         // What several test targets share (a seeded random generator).
         .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
-        .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CloudNotesTestSupport"]),
+        .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CSQLiteLogWrites", "CloudNotesTestSupport"]),
         .testTarget(name: "CloudNotesSyncTests", dependencies: ["CloudNotesSync", "CloudNotesStore", "CloudNotesTestSupport"]),
         .testTarget(name: "CloudNotesMediatorTests", dependencies: ["CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol"]),
         .testTarget(

@@ -1,3 +1,4 @@
+import CSQLiteLogWrites
 import Foundation
 import GRDB
 import Synchronization
@@ -53,6 +54,7 @@ public final class MemoStore: Sendable {
     /// Opens the store at `path`, checkpointing its write-ahead log at `logLimits`.
     init(path: String, durability: Durability, readOnly: Bool, discardingAbandonedImports: Bool,
          logLimits: LogCheckpointer.Limits) throws {
+        Self.combineLogWrites
         self.path = path
         self.durability = durability
         if !readOnly { try Self.prepareFile(at: path) }
@@ -142,6 +144,11 @@ public final class MemoStore: Sendable {
         }
         return problems
     }
+
+    /// Makes SQLite write each transaction's log frames with one write, not two per page (see
+    /// `CSQLiteLogWrites`), before the first store opens its file. Should it fail, SQLite's own VFS
+    /// stays: the same files, written in more calls.
+    private static let combineLogWrites: Void = { _ = cloudnotes_combine_log_writes() }()
 
     /// Sets up a new connection: statement journals in memory, freed pages left as they are, and the SQL
     /// functions the store's queries use.
