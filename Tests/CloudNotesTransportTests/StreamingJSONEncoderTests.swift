@@ -1,4 +1,5 @@
 import CloudNotesProtocol
+import CloudNotesTestSupport
 import Foundation
 import Testing
 
@@ -101,9 +102,15 @@ struct StreamingJSONEncoderTests {
             }.joined() + "\""
         }
         let everyASCII = String(decoding: (0..<128).map { UInt8($0) }, as: UTF8.self)
+        var random = SplitMix64(seed: 16)
+        let alphabet: [Character] = ["a", "b", "한", "😀", "\n", "\"", "\\", "\t", "\u{1}", "\u{1F}", " "]
         let texts = ["", "x", everyASCII, String(repeating: "줄 한 줄\n\"인용\"\t끝\\", count: 3000), "tail \u{1F}", String(repeating: "a", count: 70_000),
                      // Escapes that outgrow the room made for them, again and again, in runs and escapes alike.
                      String(repeating: "\u{1}\n\"ab", count: 20_000)]
+            // Escapes at every place in and around the sixteen bytes the search looks at a step.
+            + (0..<300).map { _ in
+                String((0..<Int.random(in: 0...60, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            }
         let bytes = try StreamingJSONEncoder().encode(texts + texts.reversed())
         #expect(String(decoding: bytes, as: UTF8.self) == "[" + (texts + texts.reversed()).map(reference).joined(separator: ",") + "]")
         #expect(try JSONDecoder().decode([String].self, from: Data(bytes)) == texts + texts.reversed())
