@@ -43,7 +43,7 @@ let package = Package(
             dependencies: [
                 "CSQLiteLogWrites",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // The C API, for the one hook GRDB does not wrap (`sqlite3_wal_hook`).
+                // The C API: the hook GRDB does not wrap (`sqlite3_wal_hook`), and statements stepped by hand.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),

@@ -207,40 +207,9 @@ static int logDeviceCharacteristics(sqlite3_file *base) {
     return log->real->pMethods->xDeviceCharacteristics(log->real);
 }
 
-// A log has no shared memory or memory map of its own (its database file has them): these complete
-// the table.
-static int logShmMap(sqlite3_file *base, int region, int size, int extend, void volatile **memory) {
-    GATHERED_WRITTEN(log)
-    return log->real->pMethods->xShmMap(log->real, region, size, extend, memory);
-}
-
-static int logShmLock(sqlite3_file *base, int offset, int count, int flags) {
-    GATHERED_WRITTEN(log)
-    return log->real->pMethods->xShmLock(log->real, offset, count, flags);
-}
-
-static void logShmBarrier(sqlite3_file *base) {
-    LogFile *log = (LogFile *)base;
-    log->real->pMethods->xShmBarrier(log->real);
-}
-
-static int logShmUnmap(sqlite3_file *base, int deleteFlag) {
-    GATHERED_WRITTEN(log)
-    return log->real->pMethods->xShmUnmap(log->real, deleteFlag);
-}
-
-static int logFetch(sqlite3_file *base, sqlite3_int64 offset, int amount, void **pointer) {
-    GATHERED_WRITTEN(log)
-    return log->real->pMethods->xFetch(log->real, offset, amount, pointer);
-}
-
-static int logUnfetch(sqlite3_file *base, sqlite3_int64 offset, void *pointer) {
-    LogFile *log = (LogFile *)base;
-    return log->real->pMethods->xUnfetch(log->real, offset, pointer);
-}
-
+// Version 1: SQLite maps shared memory and memory-maps pages through the database file, never the log.
 static const sqlite3_io_methods logMethods = {
-    .iVersion = 3,
+    .iVersion = 1,
     .xClose = logClose,
     .xRead = logRead,
     .xWrite = logWrite,
@@ -253,12 +222,6 @@ static const sqlite3_io_methods logMethods = {
     .xFileControl = logFileControl,
     .xSectorSize = logSectorSize,
     .xDeviceCharacteristics = logDeviceCharacteristics,
-    .xShmMap = logShmMap,
-    .xShmLock = logShmLock,
-    .xShmBarrier = logShmBarrier,
-    .xShmUnmap = logShmUnmap,
-    .xFetch = logFetch,
-    .xUnfetch = logUnfetch,
 };
 
 // MARK: - A database file's methods: SQLite's own, and the log's write lock watched
