@@ -122,49 +122,6 @@ public actor SplitViewMediator {
         }
     }
 
-    /// Rule 3: the same memo, moved to the top in one `list/didUpdate`, acknowledged after the commit.
-    public func update(_ request: UpdateRequest) throws(ResponseError) -> MemoResult {
-        try checkSize(request.text)
-        return try translatingErrors(baseVersion: request.baseVersion) {
-            try catchUp()
-            let change = try store.update(
-                id: request.id.description, text: request.text, baseVersion: request.baseVersion, now: clock(),
-                filter: filter)
-            try announceUpdate(change)
-            return MemoResult(memo: presenter.memo(change.memo))
-        }
-    }
-
-    /// Rule 3 for an editor's changes: as `update`, with the new text made from the stored one in the
-    /// same transaction, and a response that carries no text (the client has it).
-    public func edit(_ request: EditRequest) throws(ResponseError) -> EditResult {
-        try translatingErrors(baseVersion: request.baseVersion) {
-            try catchUp()
-            let maxBytes = limits.maxMemoBytes
-            let change = try store.update(
-                id: request.id.description, baseVersion: request.baseVersion, now: clock(), filter: filter
-            ) { text in try TextEdit.apply(request.edits, to: text, maxBytes: maxBytes) }
-            try announceUpdate(change)
-            let memo = change.memo
-            return EditResult(
-                id: request.id, version: memo.version, title: presenter.title(MemoText(memo.text).title),
-                modifiedAt: Timestamp(milliseconds: memo.modifiedAt), displayDate: presenter.displayDate(memo.modifiedAt),
-                length: memo.text.utf8.count)
-        }
-    }
-
-    /// Tells the panes about the client's own update: the list moves, the detail pane is left alone.
-    private func announceUpdate(_ change: ListChange) throws {
-        guard change.changedAnything || change.followsChangesElsewhere else { return }
-        // The client has this text already: the detail pane must not show it back.
-        if change.memo.id == selectedID {
-            selectionMayBeBlank = change.memo.text.isBlank
-            selectedVersion = change.memo.version
-        }
-        try announce(change)
-        try announceSelection(knowing: change.memo)
-    }
-
     /// Rule 4: a deleted selection moves to the memo now at the same index, or the one above.
     public func delete(_ request: DeleteRequest) throws(ResponseError) -> DeleteResult {
         try translatingErrors {
@@ -250,6 +207,11 @@ public actor SplitViewMediator {
         } else {
             index = try selectedID.flatMap { try store.index(of: $0, filter: filter) }
         }
+        announceSelection(index: index)
+    }
+
+    /// Sends `selection/didChange` when the selected memo is not at `index` as the client last heard.
+    func announceSelection(index: Int?) {
         let now = AnnouncedSelection(id: selectedID, index: index)
         guard now != announced else { return }
         announced = now

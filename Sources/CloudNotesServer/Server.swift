@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable {
 ///    view (`memo/list`, `search`, `create`, `select`, `update`, `delete`, `share`) runs to its reply
 ///    before the next message is looked at, so its notifications and reply describe the state after it
 ///    and before anything later.
+///    Text changes of the selected memo (`memo/update`, `memo/edit`) already queued behind each other
+///    are taken as one burst (`TextChangeBurst`): committed in runs, one transaction each, then
+///    announced and answered one by one, in order, as each would have been alone.
 /// 3. `memo/import` and `memo/export` start in order but do their long part in the background; later
 ///    requests overtake them. An import's effect on the list reaches the split view as one step taken
 ///    between two requests (`list/didReset`), never in the middle of one.
@@ -91,6 +94,15 @@ public final class Server: Sendable {
         case storeChangedElsewhere
     }
 
+    /// The event held back from the last burst, else the next one from the queue.
+    private static func next(_ held: inout Event?, queue: inout AsyncStream<Event>.Iterator) async -> Event? {
+        if let event = held {
+            held = nil
+            return event
+        }
+        return await queue.next()
+    }
+
     /// Serves until `exit` or end of input, and returns the process's exit code.
     public func run() async -> Int32 {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
@@ -125,13 +137,23 @@ public final class Server: Sendable {
                 continuation.yield(.message(message))
             },
             onEnd: { continuation.finish() })
-        for await event in events {
+        var queue = events.makeAsyncIterator()
+        // An event taken from the queue while looking for the end of a burst, handled next.
+        var held: Event?
+        while let event = await Self.next(&held, queue: &queue) {
             switch event {
             case .message(let message):
                 writer.startBatch()
-                let code = await dispatcher.handle(message)
-                queueSlots.release()
-                if waiting.subtract(1, ordering: .relaxed).newValue == 0 || code != nil {
+                let burst = await TextChangeBurst.take(message, queue: &queue, held: &held, waiting: waiting)
+                let code: Int32?
+                if burst.count == 1 {
+                    code = await dispatcher.handle(message)
+                } else {
+                    await dispatcher.handleBurst(burst)
+                    code = nil
+                }
+                for _ in burst { queueSlots.release() }
+                if waiting.subtract(burst.count, ordering: .relaxed).newValue == 0 || code != nil {
                     writer.finishBatch()
                 } else {
                     writer.continueBatch()

@@ -38,30 +38,81 @@ extension MemoStore {
 
     /// Replaces the text of memo `id` with what `newText` makes of the stored text, in the same
     /// transaction; with `baseVersion`, only if the memo is still at that version (checked first).
-    /// An error thrown by `newText` rolls the transaction back and comes out as it is.
+    /// An error thrown by `newText` refuses the change and comes out as it is.
     public func update(
         id: String, baseVersion: Int64?, now: Int64, filter: SearchFilter?, newText: (String) throws -> String
     ) throws -> ListChange {
-        let change = try write { db in
-            guard var memo = try Self.liveMemo(id: id, db, reusing: recentText.withLock { $0 }) else { throw StoreError.memoNotFound(id: id) }
-            if let baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
-            let text = try newText(memo.text)
-            let before = try index(of: memo, filter: filter, db)
-            if memo.text.hasSameBytes(as: text) {
-                return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), db)
-            }
-            cacheRemove(memo)
-            memo.setText(text)
-            // Never backwards: a memo that was edited is at least as new as it was.
-            memo.modifiedAt = max(now, memo.modifiedAt)
-            memo.version += 1
-            memo.seq = try Self.nextSeq(db)
-            try memo.saveChange(db)
-            try cacheInsert(memo, db)
-            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), db)
+        try withoutActuallyEscaping(newText) { newText in
+            // A burst of one, and its only result.
+            try self.update([TextUpdate(id: id, baseVersion: baseVersion, newText: newText)], now: now, filter: filter)[0].get()
         }
-        rememberText(of: change.memo)
-        return change
+    }
+
+    /// One change of text in a burst (see `update(_:now:filter:)`).
+    public struct TextUpdate {
+        public var id: String
+        public var baseVersion: Int64?
+        /// The new text, made from the stored one; what it throws refuses this change alone.
+        public var newText: (String) throws -> String
+
+        public init(id: String, baseVersion: Int64?, newText: @escaping (String) throws -> String) {
+            self.id = id
+            self.baseVersion = baseVersion
+            self.newText = newText
+        }
+    }
+
+    /// Applies `updates` in order, each as `update` would alone, and commits them together: a burst of
+    /// keystrokes costs one commit, not one each.
+    ///
+    /// Each gets its own result; a refused one (not found, conflict, an error of its `newText`) changes
+    /// nothing and the next ones still apply. A failure of the store itself rolls back all of them.
+    /// The results can be shorter than `updates`: the burst ends after a change that also took other
+    /// processes' changes, so that the store, once this returns, is as it was right after that change.
+    public func update(_ updates: [TextUpdate], now: Int64, filter: SearchFilter?) throws -> [Result<ListChange, any Error>] {
+        let results = try write { db in
+            var results: [Result<ListChange, any Error>] = []
+            // The memo each change left, for the next change of the same memo: not read back.
+            var written: StoredMemo?
+            for update in updates {
+                do {
+                    let stored = try written?.id == update.id ? written : Self.liveMemo(id: update.id, db, reusing: recentText.withLock { $0 })
+                    let change = try applyUpdate(update, now: now, filter: filter, stored: stored, db)
+                    results.append(.success(change))
+                    written = change.memo
+                    if change.followsChangesElsewhere { break }
+                } catch let error as DatabaseError {
+                    throw error
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            return results
+        }
+        if let last = results.compactMap({ try? $0.get() }).last { rememberText(of: last.memo) }
+        return results
+    }
+
+    /// The change of `update` to `stored` (the memo as it is in this transaction), written.
+    private func applyUpdate(
+        _ update: TextUpdate, now: Int64, filter: SearchFilter?, stored: StoredMemo?, _ db: Database
+    ) throws -> ListChange {
+        guard var memo = stored else { throw StoreError.memoNotFound(id: update.id) }
+        if let baseVersion = update.baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
+        let text = try update.newText(memo.text)
+        let before = try index(of: memo, filter: filter, db)
+        if memo.text.hasSameBytes(as: text) {
+            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), db)
+        }
+        cacheRemove(memo)
+        memo.setText(text)
+        // Never backwards: a memo that was edited is at least as new as it was.
+        memo.modifiedAt = max(now, memo.modifiedAt)
+        memo.version += 1
+        memo.seq = try Self.nextSeq(db)
+        try memo.saveChange(db)
+        try cacheInsert(memo, db)
+        return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), db)
     }
 
     /// Deletes memo `id`, leaving a tombstone; with `onlyIfBlank`, only a memo whose text is blank.

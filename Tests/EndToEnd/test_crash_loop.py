@@ -15,7 +15,7 @@ TIME_LIMIT = 240.0  # seconds; the loop is bounded, and a slow machine fails lou
 
 
 def store_state(server: Server) -> dict[str, tuple[str, str]]:
-    """key -> (id, text) of every memo in the store, read through the protocol."""
+    """key -> (id, text) of every memo in the store, newest first, read through the protocol."""
     state = {}
     for row in server.list_all()["rows"]:
         text = server.call("memo/share", {"id": row["id"], "format": "text"})["text"]
@@ -59,19 +59,29 @@ def test_kill_minus_9_at_random_moments(servers):
         # -- a burst of pipelined changes, killed at a random moment ------------------------------
         ops: list[tuple[str, str, str | None]] = []  # (kind, key, new text)
         live = dict(state)
+        # The memo shown at start (the newest), while it stays selected: changes to it sent behind each
+        # other are committed a run at a time, and a kill must still leave a prefix.
+        selected = next(iter(state), None)
         sent_ids = []
         burst = rng.randint(5, 60)
         kill_after = rng.randint(1, burst)  # the kill comes while the stream is still being sent
         for _ in range(burst):
-            if len(ops) == kill_after:
+            if len(ops) >= kill_after:
                 break
             roll = rng.random()
-            if roll < 0.4 or not live:
+            if roll < 0.15 and selected is not None:
+                for typed in range(rng.randint(2, 12)):
+                    text = f"{selected}\ntyped in round {round_number} " + "z" * typed * 300
+                    sent_ids.append(server.send_request("memo/update", {"id": live[selected][0], "text": text}))
+                    ops.append(("update", selected, text))
+                    live[selected] = (live[selected][0], text)
+            elif roll < 0.4 or not live:
                 key = f"key:{next_key:06d}"
                 next_key += 1
                 text = f"{key}\ncreated in round {round_number} " + "x" * rng.randint(0, 3000)
                 sent_ids.append(server.send_request("memo/create", {"text": text}))
                 ops.append(("create", key, text))
+                selected = None  # the new memo is selected
                 live[key] = ("?", text)
             elif roll < 0.8 or len(live) < 10:
                 key = rng.choice([k for k, (memo_id, _) in live.items() if memo_id != "?"] or [None])
@@ -86,6 +96,7 @@ def test_kill_minus_9_at_random_moments(servers):
                 if key is None:
                     continue
                 sent_ids.append(server.send_request("memo/delete", {"id": live.pop(key)[0]}))
+                selected = None if key == selected else selected
                 ops.append(("delete", key, None))
         if rng.random() < 0.5:  # else at once, while the server is still busy with the stream
             time.sleep(rng.uniform(0, 0.003))
