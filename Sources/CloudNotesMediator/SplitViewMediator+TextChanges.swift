@@ -21,9 +21,7 @@ extension UpdateRequest: TextChangeRequest {
     public var expectedVersion: Int64? { baseVersion }
 
     public func check(limits: InitializeResult.Limits) throws(ResponseError) {
-        if text.utf8.count > limits.maxMemoBytes {
-            throw .invalidParams(param: "text", "is longer than the \(limits.maxMemoBytes)-byte limit of a memo")
-        }
+        try SplitViewMediator.checkSize(text, limits: limits)
     }
 
     public func textUpdate(limits: InitializeResult.Limits) -> MemoStore.TextUpdate {

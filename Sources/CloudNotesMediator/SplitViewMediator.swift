@@ -231,6 +231,11 @@ public actor SplitViewMediator {
     // MARK: - Helpers
 
     func checkSize(_ text: String) throws(ResponseError) {
+        try Self.checkSize(text, limits: limits)
+    }
+
+    /// Refuses a text longer than a memo may be.
+    nonisolated static func checkSize(_ text: String, limits: InitializeResult.Limits) throws(ResponseError) {
         if text.utf8.count > limits.maxMemoBytes {
             throw .invalidParams(param: "text", "is longer than the \(limits.maxMemoBytes)-byte limit of a memo")
         }
