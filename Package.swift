@@ -113,7 +113,13 @@ let package = Package(
         .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CSQLiteLogWrites", "CloudNotesTestSupport"]),
         .testTarget(name: "CloudNotesSyncTests", dependencies: ["CloudNotesSync", "CloudNotesStore", "CloudNotesTestSupport"]),
-        .testTarget(name: "CloudNotesMediatorTests", dependencies: ["CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol"]),
+        .testTarget(
+            name: "CloudNotesMediatorTests",
+            dependencies: [
+                "CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol",
+                // To make the store fail on purpose (a temporary trigger).
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(
             name: "CloudNotesServerTests",
             dependencies: [

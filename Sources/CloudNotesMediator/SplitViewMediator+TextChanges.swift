@@ -109,16 +109,21 @@ extension SplitViewMediator {
     }
 
     /// Commits the leading changes of `run` in one transaction, then announces and answers each in
-    /// order; returns how many it answered (at least one).
+    /// order; returns how many it answered (at least one). When the store fails, each change of the run
+    /// is made alone instead.
     private func changeTogether(_ run: ArraySlice<any TextChangeRequest>, answer: BurstAnswer) -> Int {
         let results: [Result<ListChange, any Error>]
         do {
             try catchUp()
             results = try store.update(run.map { $0.textUpdate(limits: limits) }, now: clock(), filter: filter)
         } catch {
-            // Nothing of the run is committed: the first is refused, and the others try again.
-            answer(run.startIndex, .failure(ResponseError.from(error, presenter: presenter, baseVersion: run.first?.expectedVersion)))
-            return 1
+            // Nothing of the run is committed. Each goes again alone, as it came: a failure that one
+            // change causes (a full disk at a long text) then refuses that change only, and the others
+            // get what they would have got one at a time.
+            for (index, request) in zip(run.indices, run) {
+                answer(index, Result { () throws(ResponseError) in try changeText(request) })
+            }
+            return run.count
         }
         for (index, (request, result)) in zip(run.indices, zip(run, results)) {
             answer(index, Result { () throws(ResponseError) in
