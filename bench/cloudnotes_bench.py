@@ -256,13 +256,13 @@ class Driver:
     """
 
     def __init__(self, argv: list[str], log_path: str | None = None, timeout: float = 900.0, label: str = "",
-                 pipe_bytes: int | None = None):
+                 pipe_bytes: int | None = None, preexec_fn=None):
         self.label = label or os.path.basename(argv[0])
         self.log_path = log_path
         self._log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         self.t_spawn = perf_ns()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-                                     bufsize=1 << 16)
+                                     bufsize=1 << 16, preexec_fn=preexec_fn)
         if pipe_bytes:
             enlarge_pipes(self.proc, pipe_bytes)
         self.fd = self.proc.stdin.fileno()
