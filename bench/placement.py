@@ -7,15 +7,15 @@ process on one CPU, on two CPUs, and wherever the scheduler puts them.
 
 Each round trip is one request line written and its reply read, with the benchmark's driver: through
 `cat` (the pipe floor), and through the server for a request it refuses at once (an unknown method:
-what every request pays before any work) and for `memo/select` of a small memo. Placements are set
-with `sched_setaffinity`, which the process's threads inherit: "one CPU" puts the driver and the
-process on CPU 0, "two CPUs" the driver on CPU 0 and the process on CPU 1, "scheduler" pins nothing.
-On a virtual machine, waking a thread on another (idle) virtual CPU costs an interrupt between CPUs
-and the hypervisor's work, where a wake-up on the same CPU is a context switch: the "two CPUs" column
-against the "one CPU" column is that cost, and the "scheduler" column falls between them, wherever
-the scheduler happened to place the threads in that minute. The placements take turns, round after
-round, so that the machine's drift reaches them alike. The server's CPU time per request (user and
-system, from /proc) is printed beside its round trip.
+what every request pays before any work) and for `memo/select` of a small memo. Placements are set with
+`sched_setaffinity`, which the process's threads inherit: "one CPU" puts the driver and the process on
+CPU 0, "two CPUs" the driver on CPU 0 and the process on CPU 1, "scheduler" pins nothing. On a virtual
+machine, waking a thread on another (idle) virtual CPU costs an interrupt between CPUs and the
+hypervisor's work, where a wake-up on the same CPU is a context switch: the "two CPUs" column against
+the "one CPU" column is that cost, and the "scheduler" column is what the scheduler made of the threads
+in that minute (here: `cat` on the driver's CPU, the server's worker on the other). The placements take
+turns, round after round, so that the machine's drift reaches them alike. The server's CPU time per
+request (user and system, from /proc) is printed beside its round trip.
 """
 
 import argparse
