@@ -80,18 +80,25 @@ def pipelined_rate(d: bench.Driver, text: str, count: int) -> float:
     return count / (elapsed / 1e9)
 
 
-def start(argv: list[str], label: str) -> bench.Driver:
-    d = bench.Driver(argv, label=label)
+def start(argv: list[str], label: str, preexec_fn=None) -> bench.Driver:
+    """A process on pipes, initialized as the benchmark's servers are."""
+    d = bench.Driver(argv, label=label, preexec_fn=preexec_fn)
     d.call("initialize", {"locale": "en-US", "timeZone": "UTC"})
     d.notify("initialized")
     return d
+
+
+def in_turns(names: list[str], round_index: int) -> list[str]:
+    """`names` in this round's order: the order rotates, so that no one always goes first."""
+    shift = round_index % len(names)
+    return names[shift:] + names[:shift]
 
 
 def wall_time(binaries: dict, store: str, texts: dict, args) -> None:
     results = {name: {"100 KB": [], "1 KB": [], "pipelined": []} for name in binaries}
     names = list(binaries)
     for r in range(args.rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in in_turns(names, r):
             d = start([binaries[name], "serve", "--store", store], name)
             results[name]["100 KB"].append(statistics.median(typing(d, texts["100 KB"], args.ops)))
             results[name]["1 KB"].append(statistics.median(typing(d, texts["1 KB"], args.ops * 3)))

@@ -55,9 +55,7 @@ def measure(binary: str, store: str, driver_cpu: int | None, process_cpu: int | 
         cat = bench.Driver(["cat"], label="cat", pipe_bytes=bench.SERVER_PIPE_BYTES, preexec_fn=pinned(process_cpu))
         echoes = [cat.echo_trip(UNKNOWN) for _ in range(count)]
         cat.close_cat()
-        d = bench.Driver([binary, "serve", "--store", store], label="server", preexec_fn=pinned(process_cpu))
-        d.call("initialize", {"locale": "en-US", "timeZone": "UTC"})
-        d.notify("initialized")
+        d = compare.start([binary, "serve", "--store", store], "server", preexec_fn=pinned(process_cpu))
         first, _ = compare.new_memo(d, "Groceries\nmilk, eggs")
         second, _ = compare.new_memo(d, "회의록\n다음 주 화요일")
         selects = [b'{"jsonrpc":"2.0","id":2,"method":"memo/select","params":{"id":"%s"}}\n' % memo.encode()
@@ -89,8 +87,7 @@ def main() -> None:
     runs = {name: [] for name in PLACEMENTS}
     with tempfile.TemporaryDirectory(prefix="placement-") as folder:
         for r in range(args.rounds):
-            names = list(PLACEMENTS)
-            for name in names[r % len(names):] + names[:r % len(names)]:
+            for name in compare.in_turns(list(PLACEMENTS), r):
                 store = os.path.join(folder, f"{r}-{name.replace(' ', '-')}.sqlite")
                 runs[name].append(measure(args.bin, store, *PLACEMENTS[name], args.count))
                 bench.log(f"round {r + 1}/{args.rounds}: {name} done")
