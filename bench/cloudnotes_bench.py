@@ -1410,7 +1410,8 @@ def unindexed_count(store: str) -> int:
         columns = {row[1] for row in con.execute("PRAGMA table_info(memo)")}
         if "indexed" not in columns:
             return 0
-        return con.execute("SELECT count(*) FROM memo WHERE indexed = 0 AND deleted = 0").fetchone()[0]
+        # A text that holds NUL stays out of the index for good (the index would end it at the NUL).
+        return con.execute("SELECT count(*) FROM memo WHERE indexed = 0 AND deleted = 0 AND instr(text, X'00') = 0").fetchone()[0]
     finally:
         con.close()
 

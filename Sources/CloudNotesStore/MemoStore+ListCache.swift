@@ -196,10 +196,10 @@ extension MemoStore {
     private func matchingLocalIDs(_ filter: SearchFilter, _ db: Database) throws -> [Int64] {
         // Cached statements (the query is a bound argument): compiling them anew costs more than a rare
         // term's whole lookup.
-        var found: [Int64] = []
-        if let phrase = filter.indexPhrase {
-            found = try Int64.fetchAll(
-                db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?"), arguments: [phrase])
+        var found: [Int64]
+        if let indexQuery = try filter.indexPhrase ?? filter.prefixTermsQuery(db) {
+            found = indexQuery.isEmpty ? [] : try Int64.fetchAll(
+                db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?"), arguments: [indexQuery])
             // The memos the index does not hold yet are read directly.
             found += try SQLRequest<Int64>(literal: """
                 SELECT localID FROM memo WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL \

@@ -98,6 +98,37 @@ extension MemoStore {
                 CREATE TABLE syncConflict (copy TEXT PRIMARY KEY, memo TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v4-short-term-index") { db in
+            // Searches of one or two characters go through the index too (`SearchFilter.indexPrefix`):
+            // each of their occurrences begins a trigram, found by prefix in the index's vocabulary. An
+            // occurrence at the very end of a text begins none, so the index now holds each text followed
+            // by two U+FDD0 (`SearchFilter.indexSentinel`, a noncharacter). The old entries lack them: the
+            // index starts empty, and the background indexer fills it again a chunk at a time, while
+            // searches read the text of the memos it has not reached. The triggers go first, so that
+            // marking every memo unindexed does no index work.
+            try db.execute(sql: """
+                DROP TRIGGER memo_fts_insert;
+                DROP TRIGGER memo_fts_delete;
+                DROP TRIGGER memo_fts_update;
+                INSERT INTO memo_fts(memo_fts) VALUES ('delete-all');
+                UPDATE memo SET indexed = 0 WHERE indexed;
+                DROP VIEW indexed_memo;
+                CREATE VIEW indexed_memo AS SELECT localID, text || char(64976, 64976) AS text FROM memo WHERE indexed = 1;
+                CREATE VIRTUAL TABLE memo_fts_terms USING fts5vocab(memo_fts, 'row');
+                CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo WHEN new.indexed BEGIN
+                    INSERT INTO memo_fts(rowid, text) VALUES (new.localID, new.text || char(64976, 64976));
+                END;
+                CREATE TRIGGER memo_fts_delete AFTER DELETE ON memo WHEN old.indexed BEGIN
+                    INSERT INTO memo_fts(memo_fts, rowid, text) VALUES ('delete', old.localID, old.text || char(64976, 64976));
+                END;
+                CREATE TRIGGER memo_fts_update AFTER UPDATE OF text, indexed ON memo BEGIN
+                    INSERT INTO memo_fts(memo_fts, rowid, text)
+                        SELECT 'delete', old.localID, old.text || char(64976, 64976) WHERE old.indexed;
+                    INSERT INTO memo_fts(rowid, text)
+                        SELECT new.localID, new.text || char(64976, 64976) WHERE new.indexed;
+                END;
+                """)
+        }
         return migrator
     }
 }

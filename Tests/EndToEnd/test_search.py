@@ -2,6 +2,8 @@
 never stale."""
 
 import signal
+import sqlite3
+import time
 
 import pytest
 
@@ -184,3 +186,34 @@ def test_search_of_a_5000_memo_store_is_correct(client):
     assert client.call("memo/search", {"query": "#0499"})["total"] == 10
     assert client.call("memo/search", {"query": "ENTRY 4999"})["total"] == 1
     client.mirror.check()
+
+
+def wait_until_indexed(store, timeout=30.0):
+    """Waits for the server's background indexing (it starts once the client is quiet)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+        try:
+            left = con.execute("SELECT count(*) FROM memo WHERE indexed = 0 AND deleted = 0").fetchone()[0]
+        finally:
+            con.close()
+        if left == 0:
+            return
+        assert time.monotonic() < deadline, f"{left} memos still unindexed"
+        time.sleep(0.1)
+
+
+def test_short_queries_through_the_index_find_every_occurrence(servers):
+    """One- and two-character queries without case are answered by the index's terms (the index holds
+    each text followed by two sentinels): an occurrence at a text's end, and a one-character text, count."""
+    client = servers.start()
+    client.initialize()
+    texts = {"end": "오늘의 회의", "whole": "회의", "one": "회", "middle": "회의록 정리", "apart": "회 의",
+             "digits": "방 12호", "quote": '"의" 자', "none": "메모"}
+    ids = {key: client.create(text)["id"] for key, text in texts.items()}
+    wait_until_indexed(servers.store)
+    for query in ["회의", "회", "의", "12", "2", '"의', "의록", "자", "호"]:
+        result = client.call("memo/search", {"query": query})
+        want = {ids[k] for k, text in texts.items() if query in text}
+        assert result["total"] == len(want), query
+        assert {row["id"] for row in result["rows"]} == want, query

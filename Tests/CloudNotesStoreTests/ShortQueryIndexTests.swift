@@ -1,0 +1,192 @@
+import CloudNotesTestSupport
+import Foundation
+import GRDB
+import Testing
+
+@testable import CloudNotesStore
+
+/// Searches of one or two characters without case, which the trigram index answers by the prefix of
+/// its terms (`SearchFilter.indexPrefix`), and the migration that made that possible.
+@Suite("Short queries through the index")
+struct ShortQueryIndexTests {
+    let sentinel = String(SearchFilter.indexSentinel)
+
+    // MARK: - Which queries
+
+    @Test("one or two characters without case have an index prefix; cased, longer or unfit ones do not")
+    func indexPrefixes() {
+        for query in ["회의", "회", "12", "#", "\"의", "의 "] {
+            #expect(SearchFilter(query)?.indexPrefix == query, "\(query)")
+        }
+        for query in ["me", "M", "회a", "ä", "회의록", "\u{0}", "회\u{0}", sentinel, "회" + sentinel, "\u{FFFD}", "\u{FFFF}"] {
+            #expect(SearchFilter(query)?.indexPrefix == nil, "\(query.unicodeScalars.map(\.value))")
+        }
+        // The sentinel the index holds after every text keeps a phrase out of the index too.
+        #expect(SearchFilter("ab" + sentinel)?.indexPhrase == nil)
+        #expect(SearchFilter("ab\u{FFFE}")?.indexPhrase == nil)
+        #expect(SearchFilter("abc")?.indexPhrase == "\"abc\"")
+    }
+
+    @Test("the index query of a short term ORs exactly the index terms that begin with it")
+    func prefixTermsQuery() throws {
+        let store = try MemoStore()
+        for text in ["회의록", "오늘 회의", "회의가 \"길다\"", "회계", "의회"] {
+            _ = try store.create(text: text, now: 1, filter: nil)
+        }
+        while try store.indexPendingMemos() > 0 {}
+        try store.writer.read { db throws in
+            let query = try #require(try SearchFilter("회의")?.prefixTermsQuery(db))
+            let terms = Set(query.components(separatedBy: " OR "))
+            // "회의" at a text's end begins the term of it and the first sentinel.
+            #expect(terms == ["\"회의록\"", "\"회의" + sentinel + "\"", "\"회의가\""])
+            #expect(try SearchFilter("없음")?.prefixTermsQuery(db) == "")
+            #expect(try SearchFilter("me")?.prefixTermsQuery(db) == nil)  // cased: the text is read
+        }
+    }
+
+    @Test("past maxPrefixTerms terms, a short query reads the text instead")
+    func prefixTermsFallBack() throws {
+        let store = try MemoStore()
+        // One memo per following pair: more terms begin with "가" than the limit.
+        let syllables = (0..<20).map { String(UnicodeScalar(0xAC00 + 28 * $0)!) }
+        var texts: [String] = []
+        for first in syllables {
+            for second in syllables where texts.count <= SearchFilter.maxPrefixTerms {
+                texts.append("가" + first + second)
+            }
+        }
+        for text in texts { _ = try store.create(text: text, now: 1, filter: nil) }
+        while try store.indexPendingMemos() > 0 {}
+        try store.writer.read { db throws in
+            #expect(try SearchFilter("가")?.prefixTermsQuery(db) == nil)
+            #expect(try SearchFilter(syllables[1])?.prefixTermsQuery(db) != nil)
+        }
+        #expect(try store.count(filter: SearchFilter("가")) == texts.count)
+    }
+
+    @Test("a text that holds NUL stays out of the index, which would end it there: what follows is found")
+    func textAfterNUL() throws {
+        let store = try MemoStore()
+        let memo = try store.create(text: "앞\u{0}뒤 끝", now: 1, filter: nil).memo
+        _ = try store.create(text: "뒤에 없음", now: 2, filter: nil)
+        for indexed in [false, true] {
+            if indexed { #expect(try store.indexPendingMemos() == 1) }
+            for (query, expected) in [("뒤 끝", 1), ("뒤 ", 1), ("뒤", 2), ("앞\u{0}뒤", 1)] {
+                let filter = try #require(SearchFilter(query))
+                #expect(try store.count(filter: filter) == expected, "\(query), indexed: \(indexed)")
+                let localID = try #require(memo.localID)
+                #expect(try store.writer.read { db in try store.matches(localID: localID, filter: filter, db) }, "\(query), indexed: \(indexed)")
+            }
+        }
+        #expect(try store.memo(id: memo.id)?.indexed == false)
+    }
+
+    // MARK: - What they find
+
+    @Test("a short query finds every memo that holds it, at a text's end and in a one-character text too")
+    func shortQueriesMatchTheText() throws {
+        let store = try MemoStore()
+        // Few characters, so that queries meet texts' ends, whole texts and each other often.
+        let alphabet: [Unicode.Scalar] = ["회", "의", " ", "1", "\"", "a", "A", SearchFilter.indexSentinel, "\u{FFFD}", "\u{FFFF}"]
+        var random = SplitMix64(seed: 0x5EA2C4)
+        var texts: [String] = []
+        for _ in 0..<300 {
+            let length = Int.random(in: 1...6, using: &random)
+            var text = String.UnicodeScalarView()
+            for _ in 0..<length { text.append(alphabet.randomElement(using: &random)!) }
+            texts.append(String(text))
+        }
+        for text in texts { _ = try store.create(text: text, now: 1, filter: nil) }
+        var queries = alphabet.map { String($0) }
+        for first in alphabet { for second in alphabet { queries.append(String(first) + String(second)) } }
+
+        func expected(_ query: String) -> Int {
+            // ASCII letters fold; the rest compares byte for byte.
+            let folded = Array(query.lowercased().utf8)
+            return texts.filter { Array($0.lowercased().utf8).firstRange(of: folded) != nil }.count
+        }
+        for indexed in [false, true] {
+            if indexed { while try store.indexPendingMemos() > 0 {} }
+            for query in queries {
+                let filter = try #require(SearchFilter(query))
+                #expect(try store.count(filter: filter) == expected(query), "\(query.unicodeScalars.map(\.value)), indexed: \(indexed)")
+                if indexed, filter.indexPrefix != nil {
+                    // Answered by the index, not by reading the texts.
+                    #expect(try store.writer.read { db in try filter.prefixTermsQuery(db) } != nil)
+                }
+            }
+        }
+    }
+
+    @Test("under a short filter, changes keep the filtered list equal to a new search")
+    func filteredListFollowsChanges() throws {
+        let store = try MemoStore()
+        var ids: [String] = []
+        for i in 0..<40 { ids.append(try store.create(text: i % 3 == 0 ? "회의 \(i)" : "메모 \(i)", now: Int64(i), filter: nil).memo.id) }
+        while try store.indexPendingMemos() > 0 {}
+        let filter = SearchFilter("회의")
+        #expect(try store.count(filter: filter) == 14)
+        _ = try store.update(id: ids[1], text: "이제 회의", baseVersion: nil, now: 100, filter: filter)
+        _ = try store.update(id: ids[3], text: "회 의", baseVersion: nil, now: 101, filter: filter)
+        _ = try store.create(text: "새 회의", now: 102, filter: filter)
+        let listed = try store.page(filter: filter, offset: 0, limit: 100).map(\.id)
+        store.cache.invalidate()  // the orders are built again: a new search
+        let fresh = try store.page(filter: filter, offset: 0, limit: 100).map(\.id)
+        #expect(listed.count == 15)
+        #expect(listed == fresh)
+    }
+
+    // MARK: - The migration
+
+    @Test("a store from before the short-term index is reindexed in the background, and searched meanwhile")
+    func migrationFromV3() throws {
+        let path = temporaryStorePath()
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try MemoStore.migrator.migrate(queue, upTo: "v3-sync")
+            try queue.write { db in
+                for (seq, text) in ["끝에 회의", "회의록", "다른 메모"].enumerated() {
+                    try db.execute(sql: """
+                        INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, indexed)
+                        VALUES (?, ?, ?, '', 1, 1, 1, ?, 1)
+                        """, arguments: ["m\(seq)", Data(text.utf8), text, seq + 1])
+                }
+            }
+        }
+        let store = try MemoStore(path: path)
+        let unindexed = try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo WHERE indexed = 0") }
+        #expect(unindexed == 3)
+        #expect(try store.count(filter: SearchFilter("회의")) == 2)  // read from the texts
+        #expect(try store.indexPendingMemos() == 3)
+        #expect(try store.count(filter: SearchFilter("회의")) == 2)  // through the index
+        #expect(try store.count(filter: SearchFilter("회의록")) == 1)
+        try store.writer.read { db throws in
+            #expect(try SearchFilter("회의")?.prefixTermsQuery(db)?.contains("\"회의" + sentinel + "\"") == true)
+        }
+        try expectIndexMatchesTexts(store)
+    }
+
+    @Test("the index stays equal to the texts it holds through creates, edits, deletes and reindexing")
+    func indexIntegrity() throws {
+        let store = try MemoStore()
+        let first = try store.create(text: "첫 회의", now: 1, filter: nil).memo
+        let second = try store.create(text: "두 번째", now: 2, filter: nil).memo
+        while try store.indexPendingMemos() > 0 {}
+        _ = try store.update(id: first.id, text: "첫 회의 끝", baseVersion: nil, now: 3, filter: nil)
+        _ = try store.delete(id: second.id, now: 4, filter: nil)
+        try expectIndexMatchesTexts(store)
+        while try store.indexPendingMemos() > 0 {}
+        try expectIndexMatchesTexts(store)
+        #expect(try store.count(filter: SearchFilter("끝")) == 1)
+    }
+
+    /// FTS5's own check of an external-content index against its content (the `indexed_memo` view):
+    /// it fails when what the triggers put in differs from what the view shows.
+    private func expectIndexMatchesTexts(_ store: MemoStore) throws {
+        try store.writer.write { db in
+            try db.execute(sql: "INSERT INTO memo_fts(memo_fts, rank) VALUES ('integrity-check', 1)")
+        }
+    }
+}
