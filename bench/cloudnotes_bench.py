@@ -1417,7 +1417,11 @@ def unindexed_count(store: str) -> int:
 
 
 def search_condition(term: str) -> tuple[str, str] | None:
-    """The server's filter (Sources/CloudNotesStore/SearchFilter.swift) as SQL and its argument."""
+    """How SQLite alone finds the memos that hold `term`, as SQL and its argument: the server's phrase
+    of the trigram index for 3 or more characters, else the text itself, as the server reads the memos
+    its index does not hold (Sources/CloudNotesStore/SearchFilter.swift). For a short term without case
+    the server asks the index too (every index term that begins with it), which plain SQL cannot: the
+    baseline is then the query one would write by hand."""
     if len(term) >= 3:
         return "memo.localID IN (SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?)", '"' + term.replace('"', '""') + '"'
     if term.isascii():

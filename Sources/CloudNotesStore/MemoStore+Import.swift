@@ -160,7 +160,7 @@ extension MemoStore {
     /// The local ids of `rows` (each a local id and its text's length), in order, up to `byteBudget` bytes
     /// of text, and at least the first: how a bulk statement takes its chunk of memos.
     ///
-    /// The texts are BLOBs, so `length(text)` is read from each record's header: no text is loaded.
+    /// The texts are BLOBs, so `length(text)` is read from each record's header: the length loads no text.
     static func leadingLocalIDs(_ rows: RowCursor, withinBytes byteBudget: Int) throws -> [Int64] {
         var chosen: [Int64] = []
         var bytes = 0
@@ -181,7 +181,9 @@ extension MemoStore {
     /// `byteBudget` bytes of text in one short transaction. Returns how many it indexed; 0 when none is left.
     ///
     /// Searches are right whether or not this has run: they read unindexed memos' text directly. A text
-    /// that holds NUL stays out for good: the index would end it at the NUL.
+    /// that holds NUL stays out for good: the index would end it at the NUL. (Looking for the NUL reads
+    /// each candidate's text, those kept out included, at every call: one pass over them a second when
+    /// idle, nothing for a store without NUL.)
     public func indexPendingMemos(byteBudget: Int = 64 * 1024) throws -> Int {
         try write { db in
             let chosen = try Self.leadingLocalIDs(

@@ -192,24 +192,36 @@ extension MemoStore {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The local ids of every visible memo that matches `filter`, in no particular order.
+    /// The local ids of every visible memo that matches `filter`, in no particular order (some maybe twice).
     private func matchingLocalIDs(_ filter: SearchFilter, _ db: Database) throws -> [Int64] {
+        // One snapshot: another process's index chunk committed between the index lookup and the read
+        // of the memos it did not hold would hide the memos it moved from one to the other. (Indexing is
+        // no visible change, so the wrong list would stay in memory.)
+        guard db.isInsideTransaction else {
+            var found: [Int64] = []
+            try db.inTransaction(.deferred) {
+                found = try matchingLocalIDs(filter, db)
+                return .commit
+            }
+            return found
+        }
         // Cached statements (the query is a bound argument): compiling them anew costs more than a rare
         // term's whole lookup.
         var found: [Int64]
         if let indexQuery = try filter.indexPhrase ?? filter.prefixTermsQuery(db) {
             found = indexQuery.isEmpty ? [] : try Int64.fetchAll(
                 db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?"), arguments: [indexQuery])
-            // The memos the index does not hold yet are read directly.
-            found += try SQLRequest<Int64>(literal: """
-                SELECT localID FROM memo WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL \
-                AND \(filter.textCondition)
-                """, cached: true).fetchAll(db)
         } else {
             found = try SQLRequest<Int64>(
                 literal: "SELECT localID FROM memo WHERE \(sql: Self.visible) AND \(filter.textCondition)", cached: true
             ).fetchAll(db)
         }
+        // The memos the index does not hold are read directly, whole: the texts that hold NUL are among
+        // them, which `textCondition` may end at the NUL.
+        found += try SQLRequest<Int64>(literal: """
+            SELECT localID FROM memo WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL \
+            AND \(filter.textConditionPastNUL)
+            """, cached: true).fetchAll(db)
         return found
     }
 
@@ -231,13 +243,17 @@ extension MemoStore {
             state.all?.insert(entry)
             return state.filtered?.filter
         }
-        if let filter, try matches(localID: localID, filter: filter, db) {
+        if let filter, try matches(memo, filter: filter, db) {
             cache.state.withLock { $0.filtered?.order.insert(entry) }
         }
     }
 
-    func matches(localID: Int64, filter: SearchFilter, _ db: Database) throws -> Bool {
+    /// Whether `memo`, as just written, matches `filter`.
+    func matches(_ memo: StoredMemo, filter: SearchFilter, _ db: Database) throws -> Bool {
+        guard let localID = memo.localID else { return false }
+        // `condition` may end a text at a NUL; the text is at hand to look for one.
+        let condition = memo.text.utf8.contains(0) ? filter.textConditionPastNUL : filter.condition
         // Not cached: the filter's SQL varies, and this runs once per change under a filter.
-        try SQLRequest<Int>(literal: "SELECT 1 FROM memo WHERE localID = \(localID) AND \(filter.condition)").fetchOne(db) != nil
+        return try SQLRequest<Int>(literal: "SELECT 1 FROM memo WHERE localID = \(localID) AND \(condition)").fetchOne(db) != nil
     }
 }

@@ -111,7 +111,16 @@ extension MemoStore {
                 DROP TRIGGER memo_fts_delete;
                 DROP TRIGGER memo_fts_update;
                 INSERT INTO memo_fts(memo_fts) VALUES ('delete-all');
-                UPDATE memo SET indexed = 0 WHERE indexed;
+                """)
+            // A range of local ids at a time: an in-memory statement journal holds every page its
+            // statement changes.
+            let last = try Int64.fetchOne(db, sql: "SELECT max(localID) FROM memo") ?? 0
+            for first in stride(from: 0, through: last, by: 1000) {
+                try db.execute(
+                    sql: "UPDATE memo SET indexed = 0 WHERE localID BETWEEN ? AND ? AND indexed",
+                    arguments: [first, first + 999])
+            }
+            try db.execute(sql: """
                 DROP VIEW indexed_memo;
                 CREATE VIEW indexed_memo AS SELECT localID, text || char(64976, 64976) AS text FROM memo WHERE indexed = 1;
                 CREATE VIRTUAL TABLE memo_fts_terms USING fts5vocab(memo_fts, 'row');

@@ -122,7 +122,8 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     /// Sets the text and everything derived from it.
     mutating func setText(_ newText: String) {
         text = newText
-        indexed = newText.utf8.count <= Self.inlineIndexLimit
+        // The index would end a text at a NUL: such a text stays out (see `MemoStore.indexPendingMemos`).
+        indexed = newText.utf8.count <= Self.inlineIndexLimit && !newText.utf8.contains(0)
         let derived = MemoText(newText)
         // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them. The list shows
         // at most `MemoText.listTitleLength` characters of a title, so a one-line megabyte memo makes a

@@ -67,15 +67,16 @@ struct ShortQueryIndexTests {
     @Test("a text that holds NUL stays out of the index, which would end it there: what follows is found")
     func textAfterNUL() throws {
         let store = try MemoStore()
-        let memo = try store.create(text: "앞\u{0}뒤 끝", now: 1, filter: nil).memo
+        let memo = try store.create(text: "앞\u{0}뒤 끝 after", now: 1, filter: nil).memo
         _ = try store.create(text: "뒤에 없음", now: 2, filter: nil)
         for indexed in [false, true] {
             if indexed { #expect(try store.indexPendingMemos() == 1) }
-            for (query, expected) in [("뒤 끝", 1), ("뒤 ", 1), ("뒤", 2), ("앞\u{0}뒤", 1)] {
+            // ASCII queries too: `LIKE` ends a text at its first NUL.
+            for (query, expected) in [("뒤 끝", 1), ("뒤 ", 1), ("뒤", 2), ("앞\u{0}뒤", 1), ("after", 1), ("AFTER", 1), ("r", 1)] {
                 let filter = try #require(SearchFilter(query))
+                store.cache.invalidate()  // a new search, not the list kept from the last one
                 #expect(try store.count(filter: filter) == expected, "\(query), indexed: \(indexed)")
-                let localID = try #require(memo.localID)
-                #expect(try store.writer.read { db in try store.matches(localID: localID, filter: filter, db) }, "\(query), indexed: \(indexed)")
+                #expect(try store.writer.read { db in try store.matches(memo, filter: filter, db) }, "\(query), indexed: \(indexed)")
             }
         }
         #expect(try store.memo(id: memo.id)?.indexed == false)
@@ -136,6 +137,22 @@ struct ShortQueryIndexTests {
         #expect(listed == fresh)
     }
 
+    @Test("a filter's check of one indexed memo asks the index about that memo")
+    func perMemoCheckThroughTheIndex() throws {
+        let store = try MemoStore()
+        let hit = try store.create(text: "weekly meeting notes", now: 1, filter: nil).memo
+        let miss = try store.create(text: "meet in the evening", now: 2, filter: nil).memo
+        while try store.indexPendingMemos() > 0 {}
+        let filter = try #require(SearchFilter("MEETING"))
+        try store.writer.read { db throws in
+            for (id, expected) in [(hit.id, true), (miss.id, false)] {
+                let stored = try #require(try MemoStore.liveMemo(id: id, db))
+                #expect(stored.indexed)
+                #expect(try store.matches(stored, filter: filter, db) == expected, "\(stored.text)")
+            }
+        }
+    }
+
     // MARK: - The migration
 
     @Test("a store from before the short-term index is reindexed in the background, and searched meanwhile")
@@ -160,6 +177,7 @@ struct ShortQueryIndexTests {
         #expect(unindexed == 3)
         #expect(try store.count(filter: SearchFilter("회의")) == 2)  // read from the texts
         #expect(try store.indexPendingMemos() == 3)
+        store.cache.invalidate()  // a new search, not the list kept from the last one
         #expect(try store.count(filter: SearchFilter("회의")) == 2)  // through the index
         #expect(try store.count(filter: SearchFilter("회의록")) == 1)
         try store.writer.read { db throws in
