@@ -252,7 +252,7 @@ extension MemoStore {
     func matches(_ memo: StoredMemo, filter: SearchFilter, _ db: Database) throws -> Bool {
         guard let localID = memo.localID else { return false }
         // `condition` may end a text at a NUL; the text is at hand to look for one.
-        let condition = memo.text.utf8.contains(0) ? filter.textConditionPastNUL : filter.condition
+        let condition = memo.text.holdsNUL ? filter.textConditionPastNUL : filter.condition
         // Not cached: the filter's SQL varies, and this runs once per change under a filter.
         return try SQLRequest<Int>(literal: "SELECT 1 FROM memo WHERE localID = \(localID) AND \(condition)").fetchOne(db) != nil
     }

@@ -35,7 +35,7 @@ public struct SearchFilter: Sendable, Hashable {
         !containsNUL && !query.unicodeScalars.contains { $0 == Self.indexSentinel || (0xFFFD...0xFFFF).contains($0.value) }
     }
 
-    var containsNUL: Bool { query.utf8.contains(0) }
+    var containsNUL: Bool { query.holdsNUL }
 
     /// For a query of one or two characters, none with a case: the prefix of the index terms that
     /// begin its occurrences, the query itself (the index folds case, which leaves these characters as

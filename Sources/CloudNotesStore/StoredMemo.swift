@@ -123,7 +123,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     mutating func setText(_ newText: String) {
         text = newText
         // The index would end a text at a NUL: such a text stays out (see `MemoStore.indexPendingMemos`).
-        indexed = newText.utf8.count <= Self.inlineIndexLimit && !newText.utf8.contains(0)
+        indexed = newText.utf8.count <= Self.inlineIndexLimit && !newText.holdsNUL
         let derived = MemoText(newText)
         // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them. The list shows
         // at most `MemoText.listTitleLength` characters of a title, so a one-line megabyte memo makes a
@@ -151,7 +151,14 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
 extension String {
     /// The string without its NUL characters (itself, uncopied, when it has none: nearly always).
     var withoutNULs: String {
-        utf8.contains(0) ? String(decoding: utf8.filter { $0 != 0 }, as: UTF8.self) : self
+        holdsNUL ? String(decoding: utf8.filter { $0 != 0 }, as: UTF8.self) : self
+    }
+
+    /// Whether the string holds a NUL character: one `memchr` over its UTF-8 (a check under a search
+    /// filter reads a 100 KB memo's text at each keystroke).
+    var holdsNUL: Bool {
+        var text = self
+        return text.withUTF8 { bytes in bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil }
     }
 
     /// Whether both strings hold the same bytes: one `memcmp`, where `==` compares Unicode-canonically,
