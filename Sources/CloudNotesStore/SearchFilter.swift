@@ -25,6 +25,17 @@ public struct SearchFilter: Sendable, Hashable {
         self.query = query
     }
 
+    /// Filters are equal when their queries hold the same bytes: searches match bytes, and `String`'s
+    /// `==` takes a decomposed "회" (conjoining jamo) for the composed one, so a search for one was
+    /// answered with the other's matches, kept in memory.
+    public static func == (lhs: SearchFilter, rhs: SearchFilter) -> Bool {
+        lhs.query.hasSameBytes(as: rhs.query)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for byte in query.utf8 { hasher.combine(byte) }
+    }
+
     /// Whether the query is long enough for a phrase of the trigram index, and fit for it.
     var usesIndex: Bool { query.unicodeScalars.count >= 3 && fitsIndex }
 

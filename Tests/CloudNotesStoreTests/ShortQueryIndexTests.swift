@@ -153,6 +153,18 @@ struct ShortQueryIndexTests {
         }
     }
 
+    @Test("a decomposed query is another search than the composed one: searches match bytes")
+    func decomposedIsAnotherQuery() throws {
+        let store = try MemoStore()
+        _ = try store.create(text: "회의", now: 1, filter: nil)  // composed: one scalar a syllable
+        while try store.indexPendingMemos() > 0 {}
+        let composed = try #require(SearchFilter("회"))
+        let decomposed = try #require(SearchFilter("\u{1112}\u{116C}"))  // the same syllable as conjoining jamo
+        #expect(composed != decomposed)
+        #expect(try store.count(filter: composed) == 1)
+        #expect(try store.count(filter: decomposed) == 0)  // not the composed search's list, kept in memory
+    }
+
     // MARK: - The migration
 
     @Test("a store from before the short-term index is reindexed in the background, and searched meanwhile")
