@@ -192,7 +192,7 @@ extension MemoStore {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The local ids of every visible memo that matches `filter`, in no particular order (some maybe twice).
+    /// The local ids of every visible memo that matches `filter`, in no particular order, each once.
     private func matchingLocalIDs(_ filter: SearchFilter, _ db: Database) throws -> [Int64] {
         // One snapshot: another process's index chunk committed between the index lookup and the read
         // of the memos it did not hold would hide the memos it moved from one to the other. (Indexing is
@@ -212,8 +212,10 @@ extension MemoStore {
             found = indexQuery.isEmpty ? [] : try Int64.fetchAll(
                 db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?"), arguments: [indexQuery])
         } else {
+            // The memos the index holds (no text of them holds NUL), read with the quicker condition.
             found = try SQLRequest<Int64>(
-                literal: "SELECT localID FROM memo WHERE \(sql: Self.visible) AND \(filter.textCondition)", cached: true
+                literal: "SELECT localID FROM memo WHERE \(sql: Self.visible) AND indexed AND \(filter.textCondition)",
+                cached: true
             ).fetchAll(db)
         }
         // The memos the index does not hold are read directly, whole: the texts that hold NUL are among
