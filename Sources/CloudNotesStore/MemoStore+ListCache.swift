@@ -119,8 +119,8 @@ extension MemoStore {
         }
         try loadAll(db)
         if let filter {
-            let matched = try matchingLocalIDs(filter, db)
             let total = cache.state.withLock { $0.all?.count ?? 0 }
+            let matched = try matchingLocalIDs(filter, memoCount: total, db)
             let few = matched.count <= total / Self.fewMatchesDivisor ? try orderEntries(of: matched, db) : nil
             cache.state.withLock { state in
                 let entries: [ListOrder.Entry]
@@ -192,15 +192,16 @@ extension MemoStore {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The local ids of every visible memo that matches `filter`, in no particular order, each once.
-    private func matchingLocalIDs(_ filter: SearchFilter, _ db: Database) throws -> [Int64] {
+    /// The local ids of every visible memo that matches `filter`, in no particular order, each once;
+    /// `memoCount` visible memos in all.
+    private func matchingLocalIDs(_ filter: SearchFilter, memoCount: Int, _ db: Database) throws -> [Int64] {
         // One snapshot: another process's index chunk committed between the index lookup and the read
         // of the memos it did not hold would hide the memos it moved from one to the other. (Indexing is
         // no visible change, so the wrong list would stay in memory.)
         guard db.isInsideTransaction else {
             var found: [Int64] = []
             try db.inTransaction(.deferred) {
-                found = try matchingLocalIDs(filter, db)
+                found = try matchingLocalIDs(filter, memoCount: memoCount, db)
                 return .commit
             }
             return found
@@ -208,13 +209,15 @@ extension MemoStore {
         // Cached statements (the query is a bound argument): compiling them anew costs more than a rare
         // term's whole lookup.
         var found: [Int64]
-        if let indexQuery = try filter.indexPhrase ?? filter.prefixTermsQuery(db) {
+        if let indexQuery = try filter.indexPhrase ?? filter.prefixTermsQuery(db, memoCount: memoCount) {
             found = indexQuery.isEmpty ? [] : try Int64.fetchAll(
                 db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?"), arguments: [indexQuery])
         } else {
-            // The memos the index holds (no text of them holds NUL), read with the quicker condition.
+            // The memos the index holds (no text of them holds NUL), read with the quicker condition, in
+            // the table's order: SQLite would otherwise walk the visible memos' index (`memo_order`) and
+            // read each text out of order, 2.3 times as long at 100,000 memos.
             found = try SQLRequest<Int64>(
-                literal: "SELECT localID FROM memo WHERE \(sql: Self.visible) AND indexed AND \(filter.textCondition)",
+                literal: "SELECT localID FROM memo NOT INDEXED WHERE \(sql: Self.visible) AND indexed AND \(filter.textCondition)",
                 cached: true
             ).fetchAll(db)
         }

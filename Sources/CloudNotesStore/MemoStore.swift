@@ -166,6 +166,7 @@ public final class MemoStore: Sendable {
         // memo's row and sync's revisions keep their texts anyway.
         try db.execute(sql: "PRAGMA secure_delete = FAST")
         db.add(function: SearchFilter.caseInsensitiveContains)
+        db.add(function: IndexFolding.secondLook)
     }
 
     /// Creates the folder (0700) and the file (0600) so that SQLite never creates them world-readable.

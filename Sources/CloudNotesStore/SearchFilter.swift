@@ -6,12 +6,14 @@ import GRDB
 /// Memos whose text contains `query`, case-insensitively.
 ///
 /// Queries of three characters or more go through the trigram full-text index as a phrase. Shorter
-/// ones without case (Korean, Chinese, digits) go through it too: every occurrence of them begins a
-/// trigram (the index holds each text followed by two `indexSentinel`s), so the memos that hold them
-/// are the memos that hold an index term beginning with them (`indexPrefix`). The other short ones
-/// scan the memo table itself (SQLite 3.40 returns no rows for a 1–2 character non-ASCII `LIKE`
-/// against a trigram table): `LIKE` for ASCII (which folds ASCII case), and a Swift case-folding
-/// function otherwise.
+/// ones without case (Korean, Chinese, digits) or in ASCII go through it too: every occurrence of them
+/// begins a trigram (the index holds each text followed by two `indexSentinel`s), so the memos that
+/// hold them are the memos that hold an index term beginning with them (`indexPrefix`). The other
+/// short ones scan the memo table itself (SQLite 3.40 returns no rows for a 1–2 character non-ASCII
+/// `LIKE` against a trigram table), with a Swift lower-casing function (`CaselessPattern`).
+///
+/// ASCII queries fold case as the index does wherever they are checked against a text
+/// (`IndexFolding`), so that the index, a search that reads texts and the check of one memo agree.
 public struct SearchFilter: Sendable, Hashable {
     public let query: String
 
@@ -48,14 +50,17 @@ public struct SearchFilter: Sendable, Hashable {
 
     var containsNUL: Bool { query.holdsNUL }
 
-    /// For a query of one or two characters, none with a case: the prefix of the index terms that
-    /// begin its occurrences, the query itself (the index folds case, which leaves these characters as
-    /// they are). Nil for any other query.
+    /// For a query of one or two characters, all without case or all ASCII: the prefix of the index
+    /// terms that begin its occurrences, the query folded as the index folds its terms (which leaves
+    /// characters without case as they are). Nil for any other query: a check of one memo would fold
+    /// other letters differently from the index.
     var indexPrefix: String? {
-        let length = query.unicodeScalars.count
-        guard length < 3, fitsIndex, query.lowercased() == query.uppercased() else { return nil }
-        return query
+        guard query.unicodeScalars.count < 3, fitsIndex else { return nil }
+        if query.lowercased() == query.uppercased() { return query }
+        return isASCII ? query.lowercased() : nil
     }
+
+    private var isASCII: Bool { query.unicodeScalars.allSatisfy(\.isASCII) }
 
     /// The FTS5 query for the trigram index: the query as one quoted phrase. Nil when the index
     /// cannot answer the query as a phrase (shorter than a trigram, or unfit: `fitsIndex`).
@@ -64,13 +69,15 @@ public struct SearchFilter: Sendable, Hashable {
     }
 
     /// An SQL condition, true for memos whose own text holds the query and no NUL: for ASCII it is
-    /// `LIKE`, which ends a text at its first NUL. `textConditionPastNUL` holds for any text.
+    /// `LIKE`, which ends a text at its first NUL (with `IndexFolding`'s second look when the query
+    /// holds k or s). `textConditionPastNUL` holds for any text.
     var textCondition: SQL {
-        guard !containsNUL, query.unicodeScalars.allSatisfy(\.isASCII) else { return textConditionPastNUL }
+        guard !containsNUL, isASCII else { return textConditionPastNUL }
         let escaped = query.replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_")
-        return "CAST(memo.text AS TEXT) LIKE \("%" + escaped + "%") ESCAPE '\\'"
+        let like: SQL = "CAST(memo.text AS TEXT) LIKE \("%" + escaped + "%") ESCAPE '\\'"
+        return IndexFolding.needsSecondLook(query) ? "(\(like) OR cloudnotes_kelvin_long_s(memo.text, \(query)))" : like
     }
 
     /// An SQL condition, true for memos whose own text holds the query, NULs or not: what a search
@@ -83,8 +90,10 @@ public struct SearchFilter: Sendable, Hashable {
             // Bound as bytes: text arguments end at the first NUL.
             return "cloudnotes_contains(memo.text, \(Data(query.utf8)))"
         }
-        if query.unicodeScalars.allSatisfy(\.isASCII) {
-            return "instr(lower(memo.text), \(query.lowercased())) > 0"
+        if isASCII {
+            // `lower` folds ASCII alone, as `LIKE`.
+            let lowered: SQL = "instr(lower(memo.text), \(query.lowercased())) > 0"
+            return IndexFolding.needsSecondLook(query) ? "(\(lowered) OR cloudnotes_kelvin_long_s(memo.text, \(query)))" : lowered
         }
         if query.lowercased() == query.uppercased() {
             return "instr(memo.text, \(query)) > 0"  // no letter with a case (Korean, digits): a plain byte search
@@ -94,7 +103,7 @@ public struct SearchFilter: Sendable, Hashable {
 
     /// An SQL condition on one row of `memo` whose text holds no NUL, true when it matches: through the
     /// index for a phrase and a memo the index holds, through its text otherwise (for a short query
-    /// without case, the text condition is the byte search the index's prefix lookup amounts to).
+    /// the index answers, the text condition is the search its prefix lookup amounts to).
     ///
     /// The index is asked about this row alone (`rowid =`): `localID IN (SELECT rowid ... MATCH)` made
     /// SQLite list every match first, 14 ms for a common term at 100,000 memos.
@@ -112,28 +121,42 @@ public struct SearchFilter: Sendable, Hashable {
     /// took longer than reading every text).
     static let maxPrefixTerms = 256
 
+    /// The most that the numbers of memos each of a short query's terms is found in may add up to, per
+    /// memo in the list; past it, reading every text costs less. (In the benchmark's 100,000 memos, SQLite direct,
+    /// looking up the 14 terms that begin with "in", found 268,000 times, and ORing them took 66 ms, where
+    /// `LIKE` read every text in 102 ms; "e " and its 156 terms, 509,000 times, took 138 ms.)
+    static let maxPrefixMatchesPerMemo = 3
+
+    /// Below this many memos, reading every text costs next to nothing either way: the index answers.
+    static let fewMemos = 1000
+
     /// The FTS5 query for the memos the index holds that contain `indexPrefix`: every index term that
     /// begins with it, OR-ed (no indexed text holds NUL, so no term does). Nil when the index cannot
-    /// answer (more than `maxPrefixTerms` terms); `""` when no term begins with it.
-    func prefixTermsQuery(_ db: Database) throws -> String? {
+    /// answer, or would answer slower than reading the texts of the list's `memoCount` memos
+    /// (`maxPrefixTerms`, `maxPrefixMatchesPerMemo`); `""` when no term begins with it.
+    func prefixTermsQuery(_ db: Database, memoCount: Int) throws -> String? {
         guard let indexPrefix else { return nil }
-        // The terms from `prefix` up to `prefix` followed by the byte 0xFF, which no UTF-8 character begins with.
-        let terms = try String.fetchAll(db.cachedStatement(sql: """
-            SELECT term FROM memo_fts_terms WHERE term >= ?1 AND term < ?1 || CAST(X'FF' AS TEXT) LIMIT ?2
-            """), arguments: [indexPrefix, Self.maxPrefixTerms + 1])
-        guard terms.count <= Self.maxPrefixTerms else { return nil }
+        // The terms from `prefix` up to `prefix` followed by the byte 0xFF, which no UTF-8 character begins
+        // with. The table counts each term's memos as it lists it: stopping early saves the rest.
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT term, doc FROM memo_fts_terms WHERE term >= ?1 AND term < ?1 || CAST(X'FF' AS TEXT)
+            """), arguments: [indexPrefix])
+        let matchLimit = Self.maxPrefixMatchesPerMemo * max(memoCount, Self.fewMemos)
+        var terms: [String] = []
+        var matches = 0
+        while let row = try rows.next() {
+            terms.append(row[0])
+            matches += row[1] as Int
+            guard terms.count <= Self.maxPrefixTerms, matches <= matchLimit else { return nil }
+        }
         return terms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " OR ")
     }
 
-    /// `cloudnotes_contains(text, query)`: whether `text` contains `query`, ignoring case as the trigram
-    /// index does (full Unicode case folding, diacritics kept).
+    /// `cloudnotes_contains(text, query)`: whether `text` contains `query`, both lower-cased as
+    /// `String.lowercased()` does (`CaselessPattern`). Either may be text or bytes (a query that holds
+    /// NUL is bound as bytes: text arguments end at the first NUL).
     static let caseInsensitiveContains = DatabaseFunction("cloudnotes_contains", argumentCount: 2, pure: true) { values in
-        func decode(_ value: DatabaseValue) -> String? {
-            Data.fromDatabaseValue(value).map { String(decoding: $0, as: UTF8.self) } ?? String.fromDatabaseValue(value)
-        }
-        guard let text = decode(values[0]), let query = decode(values[1]) else { return false }
-        // Byte search over the lower-cased UTF-8: Foundation's `range(of:)` and `contains` stop reading the
-        // query at a NUL.
-        return text.lowercased().utf8.firstRange(of: query.lowercased().utf8) != nil
+        guard let text = values[0].utf8Bytes, let query = values[1].utf8Bytes else { return false }
+        return CaselessPattern.pattern(for: query).isFound(in: text)
     }
 }

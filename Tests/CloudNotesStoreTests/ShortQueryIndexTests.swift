@@ -5,20 +5,22 @@ import Testing
 
 @testable import CloudNotesStore
 
-/// Searches of one or two characters without case, which the trigram index answers by the prefix of
-/// its terms (`SearchFilter.indexPrefix`), and the migration that made that possible.
+/// Searches of one or two characters without case or in ASCII, which the trigram index answers by the
+/// prefix of its terms (`SearchFilter.indexPrefix`), and the migration that made that possible.
 @Suite("Short queries through the index")
 struct ShortQueryIndexTests {
     let sentinel = String(SearchFilter.indexSentinel)
 
     // MARK: - Which queries
 
-    @Test("one or two characters without case have an index prefix; cased, longer or unfit ones do not")
+    @Test("one or two characters without case or in ASCII have an index prefix, folded as the index folds; others do not")
     func indexPrefixes() {
-        for query in ["회의", "회", "12", "#", "\"의", "의 "] {
+        for query in ["회의", "회", "12", "#", "\"의", "의 ", "me", "k "] {
             #expect(SearchFilter(query)?.indexPrefix == query, "\(query)")
         }
-        for query in ["me", "M", "회a", "ä", "회의록", "\u{0}", "회\u{0}", sentinel, "회" + sentinel, "\u{FFFD}", "\u{FFFF}"] {
+        #expect(SearchFilter("Me")?.indexPrefix == "me")
+        #expect(SearchFilter("S")?.indexPrefix == "s")
+        for query in ["회a", "ä", "\u{212A}", "\u{017F}", "회의록", "mee", "\u{0}", "a\u{0}", sentinel, "회" + sentinel, "\u{FFFD}", "\u{FFFF}"] {
             #expect(SearchFilter(query)?.indexPrefix == nil, "\(query.unicodeScalars.map(\.value))")
         }
         // The sentinel the index holds after every text keeps a phrase out of the index too.
@@ -35,12 +37,12 @@ struct ShortQueryIndexTests {
         }
         while try store.indexPendingMemos() > 0 {}
         try store.writer.read { db throws in
-            let query = try #require(try SearchFilter("회의")?.prefixTermsQuery(db))
+            let query = try #require(try SearchFilter("회의")?.prefixTermsQuery(db, memoCount: 5))
             let terms = Set(query.components(separatedBy: " OR "))
             // "회의" at a text's end begins the term of it and the first sentinel.
             #expect(terms == ["\"회의록\"", "\"회의" + sentinel + "\"", "\"회의가\""])
-            #expect(try SearchFilter("없음")?.prefixTermsQuery(db) == "")
-            #expect(try SearchFilter("me")?.prefixTermsQuery(db) == nil)  // cased: the text is read
+            #expect(try SearchFilter("없음")?.prefixTermsQuery(db, memoCount: 5) == "")
+            #expect(try SearchFilter("ä")?.prefixTermsQuery(db, memoCount: 5) == nil)  // cased beyond ASCII: the text is read
         }
     }
 
@@ -58,8 +60,8 @@ struct ShortQueryIndexTests {
         for text in texts { _ = try store.create(text: text, now: 1, filter: nil) }
         while try store.indexPendingMemos() > 0 {}
         try store.writer.read { db throws in
-            #expect(try SearchFilter("가")?.prefixTermsQuery(db) == nil)
-            #expect(try SearchFilter(syllables[1])?.prefixTermsQuery(db) != nil)
+            #expect(try SearchFilter("가")?.prefixTermsQuery(db, memoCount: texts.count) == nil)
+            #expect(try SearchFilter(syllables[1])?.prefixTermsQuery(db, memoCount: texts.count) != nil)
         }
         #expect(try store.count(filter: SearchFilter("가")) == texts.count)
     }
@@ -87,11 +89,15 @@ struct ShortQueryIndexTests {
     @Test("a short query finds every memo that holds it, at a text's end and in a one-character text too")
     func shortQueriesMatchTheText() throws {
         let store = try MemoStore()
-        // Few characters, so that queries meet texts' ends, whole texts and each other often.
-        let alphabet: [Unicode.Scalar] = ["회", "의", " ", "1", "\"", "a", "A", SearchFilter.indexSentinel, "\u{FFFD}", "\u{FFFF}"]
+        // Few characters, so that queries meet texts' ends, whole texts and each other often; among them
+        // the two that the index folds into ASCII letters (KELVIN SIGN, LONG S).
+        let alphabet: [Unicode.Scalar] = [
+            "회", "의", " ", "1", "\"", "a", "A", "k", "S", "\u{212A}", "\u{017F}",
+            SearchFilter.indexSentinel, "\u{FFFD}", "\u{FFFF}",
+        ]
         var random = SplitMix64(seed: 0x5EA2C4)
         var texts: [String] = []
-        for _ in 0..<300 {
+        for _ in 0..<400 {
             let length = Int.random(in: 1...6, using: &random)
             var text = String.UnicodeScalarView()
             for _ in 0..<length { text.append(alphabet.randomElement(using: &random)!) }
@@ -102,21 +108,63 @@ struct ShortQueryIndexTests {
         for first in alphabet { for second in alphabet { queries.append(String(first) + String(second)) } }
 
         func expected(_ query: String) -> Int {
-            // ASCII letters fold; the rest compares byte for byte.
+            let isASCII = query.unicodeScalars.allSatisfy(\.isASCII)
+            // ASCII queries fold as the index does; others as Swift lower-cases (the non-ASCII letters
+            // here are the two that fold into ASCII); the rest compares byte for byte.
+            func fold(_ text: String) -> [UInt8] {
+                guard isASCII else { return Array(text.lowercased().utf8) }
+                return Array(text.replacingOccurrences(of: "\u{212A}", with: "k")
+                    .replacingOccurrences(of: "\u{017F}", with: "s").lowercased().utf8)
+            }
             let folded = Array(query.lowercased().utf8)
-            return texts.filter { Array($0.lowercased().utf8).firstRange(of: folded) != nil }.count
+            return texts.filter { fold($0).firstRange(of: folded) != nil }.count
         }
         for indexed in [false, true] {
             if indexed { while try store.indexPendingMemos() > 0 {} }
             for query in queries {
                 let filter = try #require(SearchFilter(query))
+                store.cache.invalidate()  // a new search, not the list kept from the last one
                 #expect(try store.count(filter: filter) == expected(query), "\(query.unicodeScalars.map(\.value)), indexed: \(indexed)")
                 if indexed, filter.indexPrefix != nil {
                     // Answered by the index, not by reading the texts.
-                    #expect(try store.writer.read { db in try filter.prefixTermsQuery(db) } != nil)
+                    #expect(try store.writer.read { db in try filter.prefixTermsQuery(db, memoCount: texts.count) } != nil)
                 }
             }
         }
+    }
+
+    @Test("ASCII queries find KELVIN SIGN and LONG S as the letters the index folds them to, indexed or not")
+    func lettersFoldedFromBeyondASCII() throws {
+        let store = try MemoStore()
+        let kelvin = try store.create(text: "0 \u{212A}elvin", now: 1, filter: nil).memo
+        let longS = try store.create(text: "Tho\u{017F}e", now: 2, filter: nil).memo
+        _ = try store.create(text: "neither", now: 3, filter: nil)
+        for indexed in [false, true] {
+            if indexed { while try store.indexPendingMemos() > 0 {} }
+            for (query, expected) in [("KELVIN", kelvin), ("0 k", kelvin), ("k", kelvin), ("OSE", longS), ("os", longS), ("S", longS)] {
+                let filter = try #require(SearchFilter(query))
+                store.cache.invalidate()  // a new search, not the list kept from the last one
+                #expect(try store.page(filter: filter, offset: 0, limit: 10).map(\.id) == [expected.id], "\(query), indexed: \(indexed)")
+                let stored = try #require(try store.writer.read { db in try MemoStore.liveMemo(id: expected.id, db) })
+                #expect(try store.writer.read { db in try store.matches(stored, filter: filter, db) }, "\(query), indexed: \(indexed)")
+            }
+        }
+    }
+
+    @Test("a short query whose terms are found in more memos than maxPrefixMatchesPerMemo allows reads the texts")
+    func prefixTermsFallBackOnMatches() throws {
+        let store = try MemoStore()
+        // Four terms begin with "a" in each memo: found 4,000 times in 1,000 memos.
+        for i in 0..<1000 { _ = try store.create(text: "ab1 ac2 ad3 ae4 \(i)", now: Int64(i), filter: nil) }
+        while try store.indexPendingMemos() > 0 {}
+        try store.writer.read { db throws in
+            #expect(SearchFilter.maxPrefixMatchesPerMemo == 3)
+            #expect(try SearchFilter("a")?.prefixTermsQuery(db, memoCount: 1000) == nil)
+            #expect(try SearchFilter("a")?.prefixTermsQuery(db, memoCount: 2000) != nil)
+            #expect(try SearchFilter("ab")?.prefixTermsQuery(db, memoCount: 1000) == "\"ab1\"")
+        }
+        #expect(try store.count(filter: SearchFilter("A")) == 1000)
+        #expect(try store.count(filter: SearchFilter("ab")) == 1000)
     }
 
     @Test("under a short filter, changes keep the filtered list equal to a new search")
@@ -193,7 +241,7 @@ struct ShortQueryIndexTests {
         #expect(try store.count(filter: SearchFilter("회의")) == 2)  // through the index
         #expect(try store.count(filter: SearchFilter("회의록")) == 1)
         try store.writer.read { db throws in
-            #expect(try SearchFilter("회의")?.prefixTermsQuery(db)?.contains("\"회의" + sentinel + "\"") == true)
+            #expect(try SearchFilter("회의")?.prefixTermsQuery(db, memoCount: 3)?.contains("\"회의" + sentinel + "\"") == true)
         }
         try expectIndexMatchesTexts(store)
     }

@@ -217,3 +217,24 @@ def test_short_queries_through_the_index_find_every_occurrence(servers):
         want = {ids[k] for k, text in texts.items() if query in text}
         assert result["total"] == len(want), query
         assert {row["id"] for row in result["rows"]} == want, query
+
+
+def test_short_ascii_queries_through_the_index_fold_case_as_the_index(servers):
+    """One- and two-character ASCII queries are answered by the index's terms too, case folded as the
+    index folds it: ASCII letters, and KELVIN SIGN and LONG S, which it folds to k and s."""
+    client = servers.start()
+    client.initialize()
+    texts = {"end": "team meeting", "upper": "MEETING NOTES", "one": "e", "tail": "ends in Me",
+             "kelvin": "0 \u212aelvin", "long_s": "Tho\u017fe", "korean": "회의", "digits": "room 12"}
+    ids = {key: client.create(text)["id"] for key, text in texts.items()}
+    wait_until_indexed(servers.store)
+
+    def fold(text):
+        return text.replace("\u212a", "k").replace("\u017f", "s").translate(
+            {c: c + 32 for c in range(ord("A"), ord("Z") + 1)})
+
+    for query in ["me", "ME", "e", "E", "k", "K", "os", "S", "1", "m2", "zz"]:
+        result = client.call("memo/search", {"query": query})
+        want = {ids[k] for k, text in texts.items() if fold(query) in fold(text)}
+        assert result["total"] == len(want), query
+        assert {row["id"] for row in result["rows"]} == want, query
