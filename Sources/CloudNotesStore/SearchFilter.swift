@@ -6,14 +6,14 @@ import GRDB
 /// Memos whose text contains `query`, case-insensitively.
 ///
 /// Queries of three characters or more go through the trigram full-text index as a phrase. Shorter
-/// ones without case (Korean, Chinese, digits) or in ASCII go through it too: every occurrence of them
-/// begins a trigram (the index holds each text followed by two `indexSentinel`s), so the memos that
-/// hold them are the memos that hold an index term beginning with them (`indexPrefix`). The other
-/// short ones scan the memo table itself (SQLite 3.40 returns no rows for a 1–2 character non-ASCII
-/// `LIKE` against a trigram table), with a Swift lower-casing function (`CaselessPattern`).
+/// ones go through it too: every occurrence of them begins a trigram (the index holds each text
+/// followed by two `indexSentinel`s), so the memos that hold them are the memos that hold an index term
+/// beginning with them (`indexPrefix`). Where the index cannot answer, or would answer slower, the
+/// memo table is read (SQLite 3.40 returns no rows for a 1–2 character non-ASCII `LIKE` against a
+/// trigram table).
 ///
-/// ASCII queries fold case as the index does wherever they are checked against a text
-/// (`IndexFolding`), so that the index, a search that reads texts and the check of one memo agree.
+/// Case is folded as the index folds it wherever a query is checked against a text (`IndexFolding`),
+/// so that the index, a search that reads texts and the check of one memo agree.
 public struct SearchFilter: Sendable, Hashable {
     public let query: String
 
@@ -50,14 +50,11 @@ public struct SearchFilter: Sendable, Hashable {
 
     var containsNUL: Bool { query.holdsNUL }
 
-    /// For a query of one or two characters, all without case or all ASCII: the prefix of the index
-    /// terms that begin its occurrences, the query folded as the index folds its terms (which leaves
-    /// characters without case as they are). Nil for any other query: a check of one memo would fold
-    /// other letters differently from the index.
+    /// For a query of one or two characters: the prefix of the index terms that begin its occurrences,
+    /// the query folded as the index folds its terms. Nil for a longer query, or one unfit for the index.
     var indexPrefix: String? {
         guard query.unicodeScalars.count < 3, fitsIndex else { return nil }
-        if query.lowercased() == query.uppercased() { return query }
-        return isASCII ? query.lowercased() : nil
+        return IndexFolding.fold(query)
     }
 
     private var isASCII: Bool { query.unicodeScalars.allSatisfy(\.isASCII) }
@@ -95,7 +92,7 @@ public struct SearchFilter: Sendable, Hashable {
             let lowered: SQL = "instr(lower(memo.text), \(query.lowercased())) > 0"
             return IndexFolding.needsSecondLook(query) ? "(\(lowered) OR cloudnotes_kelvin_long_s(memo.text, \(query)))" : lowered
         }
-        if query.lowercased() == query.uppercased() {
+        if IndexFolding.isFoldFree(query) {
             return "instr(memo.text, \(query)) > 0"  // no letter with a case (Korean, digits): a plain byte search
         }
         return "cloudnotes_contains(memo.text, \(query))"
@@ -152,9 +149,9 @@ public struct SearchFilter: Sendable, Hashable {
         return terms.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " OR ")
     }
 
-    /// `cloudnotes_contains(text, query)`: whether `text` contains `query`, both lower-cased as
-    /// `String.lowercased()` does (`CaselessPattern`). Either may be text or bytes (a query that holds
-    /// NUL is bound as bytes: text arguments end at the first NUL).
+    /// `cloudnotes_contains(text, query)`: whether `text` contains `query`, both folded as the index
+    /// folds them (`CaselessPattern`). Either may be text or bytes (a query that holds NUL is bound as
+    /// bytes: text arguments end at the first NUL).
     static let caseInsensitiveContains = DatabaseFunction("cloudnotes_contains", argumentCount: 2, pure: true) { values in
         guard let text = values[0].utf8Bytes, let query = values[1].utf8Bytes else { return false }
         return CaselessPattern.pattern(for: query).isFound(in: text)

@@ -4,45 +4,60 @@ import Testing
 
 @testable import CloudNotesStore
 
-/// The search of texts without case beyond ASCII (`cloudnotes_contains`): it must find exactly what
-/// lower-casing every text with `String.lowercased()` finds, while lower-casing only the texts that
-/// hold an anchor.
-@Suite("Caseless search beyond ASCII")
+/// Case folded as the index folds it (`IndexFolding`), and the search of texts with it
+/// (`cloudnotes_contains`): it must find exactly what folding every text finds, while folding only the
+/// texts that hold an anchor.
+@Suite("Caseless search as the index folds")
 struct CaselessPatternTests {
-    /// What the search must agree with: both lower-cased whole, then a byte search.
+    /// What the search must agree with: both folded whole, then a byte search.
     private func reference(_ text: Data, _ query: String) -> Bool {
-        String(decoding: text, as: UTF8.self).lowercased().utf8.firstRange(of: query.lowercased().utf8) != nil
+        IndexFolding.folded(text).firstRange(of: Array(IndexFolding.fold(query).utf8)) != nil
     }
 
-    @Test("lower-casing bytes equals String.lowercased(), character by character and in text that is not UTF-8")
-    func lowerCasingBytes() {
+    @Test("the table is SQLite's tokenizer's: asked about every character, it folds the same ones the same way")
+    func tableIsTheTokenizers() throws {
+        let every = (UInt32(1)...0x10FFFF).compactMap(Unicode.Scalar.init)
+        let all = try IndexFolding.derivedTable(of: every)
+        #expect(all == IndexFolding.table, "\(all.filter { IndexFolding.table[$0.key] != $0.value }.map(\.key.value))")
+        #expect(IndexFolding.table.count > 900)
+        for (from, to) in [("Ä", "ä"), ("ς", "σ"), ("Σ", "σ"), ("µ", "μ"), ("\u{017F}", "s"), ("\u{212A}", "k"), ("Z", "z")] as [(Unicode.Scalar, Unicode.Scalar)] {
+            #expect(IndexFolding.fold(from) == to, "\(from.value)")
+        }
+        #expect(IndexFolding.fold("İ") == "İ")  // the index leaves it; String.lowercased() does not
+        #expect(IndexFolding.fold("\u{1FBE}") == "ι")  // which Swift does not count as changed by folding
+        // The only characters beyond ASCII folded into it: what `IndexFolding.needsSecondLook` relies on.
+        #expect(Set(IndexFolding.table.filter { !$0.key.isASCII && $0.value.isASCII }.keys) == ["\u{212A}", "\u{017F}"])
+    }
+
+    @Test("folding bytes folds each character through the table, and reads bytes that are not UTF-8 as U+FFFD")
+    func foldingBytes() {
         for value in UInt32(0)..<0x20000 {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let text = "a\(scalar)Z"
-            #expect(CaselessPattern.lowerCased(Data(text.utf8)) == Array(text.lowercased().utf8), "\(value)")
+            #expect(IndexFolding.folded(Data(text.utf8)) == Array("a\(IndexFolding.fold(scalar))z".utf8), "\(value)")
         }
         let broken = Data([0x41, 0xFF, 0xC3, 0x84, 0xE2, 0x82])  // "A", a stray byte, "Ä", a cut-off character
-        #expect(CaselessPattern.lowerCased(broken) == Array(String(decoding: broken, as: UTF8.self).lowercased().utf8))
+        #expect(IndexFolding.folded(broken) == Array("a\u{FFFD}ä\u{FFFD}".utf8))
     }
 
-    @Test("anchors are every character whose lower case holds the chosen one, outside ASCII first")
+    @Test("anchors are every character that folds to the chosen one, outside ASCII first")
     func anchors() {
         func anchors(_ query: String) -> Set<String>? {
             CaselessPattern(query).anchors.map { Set($0.map { String(decoding: $0, as: UTF8.self) }) }
         }
         #expect(anchors("ä") == ["ä", "Ä"])
         #expect(anchors("Ab") == ["a", "A"] || anchors("Ab") == ["b", "B"])
-        #expect(anchors("1ß") == ["ß", "ẞ"])  // U+1E9E lower-cases to ß
-        #expect(anchors("\u{212A}") == ["k", "K", "\u{212A}"])  // KELVIN SIGN lower-cases to k
-        #expect(anchors("σ") == ["σ", "Σ"])
-        #expect(anchors("i\u{307}") == ["\u{307}", "İ"])  // İ lower-cases to i and a combining dot
+        #expect(anchors("1Σ") == ["σ", "Σ", "ς"])
+        #expect(anchors("µ") == ["μ", "Μ", "µ"])
+        #expect(anchors("\u{212A}") == ["k", "K", "\u{212A}"])
+        #expect(anchors("İ") == ["İ"])
         #expect(anchors("\u{FFFD}") == nil)  // it also stands for bytes that are not UTF-8: every text is read
     }
 
-    @Test("finds exactly what lower-casing every text finds")
-    func agreesWithLowerCasingEverything() {
+    @Test("finds exactly what folding every text finds")
+    func agreesWithFoldingEverything() {
         let alphabet: [Unicode.Scalar] = [
-            "a", "A", "k", "K", "\u{212A}", "i", "I", "İ", "\u{307}", "ä", "Ä", "ß", "ẞ", "σ", "ς", "Σ", "회", "\u{0}", "\u{FFFD}",
+            "a", "A", "k", "K", "\u{212A}", "s", "\u{017F}", "i", "İ", "ä", "Ä", "σ", "ς", "Σ", "µ", "μ", "회", "\u{0}", "\u{FFFD}",
         ]
         var random = SplitMix64(seed: 0xCA5E)
         func randomString(_ lengths: ClosedRange<Int>) -> String {
@@ -75,15 +90,25 @@ struct CaselessPatternTests {
         #expect(!CaselessPattern.holds([UInt8](), Array("a".utf8)))
     }
 
-    @Test("a search reads the texts of the memos with it, and finds what lower-casing finds")
+    @Test("a search finds the same memos whether the index holds them or not, and so does the check of one memo")
     func throughTheStore() throws {
         let store = try MemoStore()
-        let texts = ["Äpfel und Birnen", "äpfel", "APFEL", "\u{1E9E}-Straße", "Σοφία", "회의 Ä"]
-        for (seq, text) in texts.enumerated() { _ = try store.create(text: text, now: Int64(seq), filter: nil) }
-        for query in ["ä", "Ä", "äp", "ß", "ẞ", "σ", "Äpfel", "ä\u{0}"] {
-            store.cache.invalidate()  // a new search, not the list kept from the last one
-            let expected = texts.filter { reference(Data($0.utf8), query) }.count
-            #expect(try store.count(filter: SearchFilter(query)) == expected, "\(query)")
+        let texts = ["Äpfel und Birnen", "äpfel", "APFEL", "ΛΌΓΟΣ", "λόγοσ", "5µm", "Tho\u{017F}e", "İstanbul", "회의 Ä"]
+        var memos: [StoredMemo] = []
+        for (seq, text) in texts.enumerated() { memos.append(try store.create(text: text, now: Int64(seq), filter: nil).memo) }
+        for indexed in [false, true] {
+            if indexed { while try store.indexPendingMemos() > 0 {} }
+            for query in ["ä", "Ä", "äp", "Äpfel", "λόγος", "ς", "5μm", "μ", "ſ", "THOSE", "i̇", "İst", "ä\u{0}"] {
+                let filter = try #require(SearchFilter(query))
+                store.cache.invalidate()  // a new search, not the list kept from the last one
+                let expected = texts.indices.filter { reference(Data(texts[$0].utf8), query) }
+                #expect(try store.count(filter: filter) == expected.count, "\(query), indexed: \(indexed)")
+                for index in texts.indices {
+                    let stored = try #require(try store.writer.read { db in try MemoStore.liveMemo(id: memos[index].id, db) })
+                    #expect(try store.writer.read { db in try store.matches(stored, filter: filter, db) } == expected.contains(index),
+                            "\(query) in \(texts[index]), indexed: \(indexed)")
+                }
+            }
         }
     }
 

@@ -5,22 +5,23 @@ import Testing
 
 @testable import CloudNotesStore
 
-/// Searches of one or two characters without case or in ASCII, which the trigram index answers by the
-/// prefix of its terms (`SearchFilter.indexPrefix`), and the migration that made that possible.
+/// Searches of one or two characters, which the trigram index answers by the prefix of its terms
+/// (`SearchFilter.indexPrefix`), and the migration that made that possible.
 @Suite("Short queries through the index")
 struct ShortQueryIndexTests {
     let sentinel = String(SearchFilter.indexSentinel)
 
     // MARK: - Which queries
 
-    @Test("one or two characters without case or in ASCII have an index prefix, folded as the index folds; others do not")
+    @Test("one or two characters have an index prefix, folded as the index folds; longer or unfit ones do not")
     func indexPrefixes() {
-        for query in ["회의", "회", "12", "#", "\"의", "의 ", "me", "k "] {
+        for query in ["회의", "회", "12", "#", "\"의", "의 ", "me", "k ", "회a", "ä"] {
             #expect(SearchFilter(query)?.indexPrefix == query, "\(query)")
         }
-        #expect(SearchFilter("Me")?.indexPrefix == "me")
-        #expect(SearchFilter("S")?.indexPrefix == "s")
-        for query in ["회a", "ä", "\u{212A}", "\u{017F}", "회의록", "mee", "\u{0}", "a\u{0}", sentinel, "회" + sentinel, "\u{FFFD}", "\u{FFFF}"] {
+        for (query, prefix) in [("Me", "me"), ("S", "s"), ("Ä", "ä"), ("\u{212A}", "k"), ("\u{017F}", "s"), ("ΣΑ", "σα")] {
+            #expect(SearchFilter(query)?.indexPrefix == prefix, "\(query)")
+        }
+        for query in ["회의록", "mee", "\u{0}", "a\u{0}", sentinel, "회" + sentinel, "\u{FFFD}", "\u{FFFF}"] {
             #expect(SearchFilter(query)?.indexPrefix == nil, "\(query.unicodeScalars.map(\.value))")
         }
         // The sentinel the index holds after every text keeps a phrase out of the index too.
@@ -42,7 +43,7 @@ struct ShortQueryIndexTests {
             // "회의" at a text's end begins the term of it and the first sentinel.
             #expect(terms == ["\"회의록\"", "\"회의" + sentinel + "\"", "\"회의가\""])
             #expect(try SearchFilter("없음")?.prefixTermsQuery(db, memoCount: 5) == "")
-            #expect(try SearchFilter("ä")?.prefixTermsQuery(db, memoCount: 5) == nil)  // cased beyond ASCII: the text is read
+            #expect(try SearchFilter("Ä")?.prefixTermsQuery(db, memoCount: 5) == "")
         }
     }
 
@@ -90,9 +91,9 @@ struct ShortQueryIndexTests {
     func shortQueriesMatchTheText() throws {
         let store = try MemoStore()
         // Few characters, so that queries meet texts' ends, whole texts and each other often; among them
-        // the two that the index folds into ASCII letters (KELVIN SIGN, LONG S).
+        // the two that the index folds into ASCII letters (KELVIN SIGN, LONG S), and a final sigma.
         let alphabet: [Unicode.Scalar] = [
-            "회", "의", " ", "1", "\"", "a", "A", "k", "S", "\u{212A}", "\u{017F}",
+            "회", "의", " ", "1", "\"", "a", "A", "k", "S", "\u{212A}", "\u{017F}", "Σ", "ς",
             SearchFilter.indexSentinel, "\u{FFFD}", "\u{FFFF}",
         ]
         var random = SplitMix64(seed: 0x5EA2C4)
@@ -108,15 +109,13 @@ struct ShortQueryIndexTests {
         for first in alphabet { for second in alphabet { queries.append(String(first) + String(second)) } }
 
         func expected(_ query: String) -> Int {
-            let isASCII = query.unicodeScalars.allSatisfy(\.isASCII)
-            // ASCII queries fold as the index does; others as Swift lower-cases (the non-ASCII letters
-            // here are the two that fold into ASCII); the rest compares byte for byte.
+            // Case folded as the index folds it, written out for this alphabet; the rest compares byte for byte.
             func fold(_ text: String) -> [UInt8] {
-                guard isASCII else { return Array(text.lowercased().utf8) }
-                return Array(text.replacingOccurrences(of: "\u{212A}", with: "k")
-                    .replacingOccurrences(of: "\u{017F}", with: "s").lowercased().utf8)
+                Array(text.replacingOccurrences(of: "\u{212A}", with: "k").replacingOccurrences(of: "\u{017F}", with: "s")
+                    .replacingOccurrences(of: "Σ", with: "σ").replacingOccurrences(of: "ς", with: "σ")
+                    .replacingOccurrences(of: "A", with: "a").replacingOccurrences(of: "S", with: "s").utf8)
             }
-            let folded = Array(query.lowercased().utf8)
+            let folded = fold(query)
             return texts.filter { fold($0).firstRange(of: folded) != nil }.count
         }
         for indexed in [false, true] {
