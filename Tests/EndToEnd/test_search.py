@@ -238,3 +238,25 @@ def test_short_ascii_queries_through_the_index_fold_case_as_the_index(servers):
         want = {ids[k] for k, text in texts.items() if fold(query) in fold(text)}
         assert result["total"] == len(want), query
         assert {row["id"] for row in result["rows"]} == want, query
+
+
+def test_case_beyond_ascii_is_folded_as_the_index_folds_it_indexed_or_not(servers):
+    """A final sigma, a micro sign and a long s fold as the index folds them (to σ, μ and s), so a memo
+    matches the same before the background indexing reaches it, after, and when it is edited under the
+    filter (it must stay in the list, not leave it until the index holds it again)."""
+    client = servers.start()
+    client.initialize()
+    greek = client.create("ΛΌΓΟΣ ΚΑΙ ΕΡΓΟΝ")
+    micro = client.create("5µm")
+    client.create("λόγια")
+    queries = {"λόγος": {greek["id"]}, "ς": {greek["id"]}, "5μm": {micro["id"]}, "μ": {micro["id"]}}
+    for indexed in (False, True):
+        if indexed:
+            wait_until_indexed(servers.store)
+        for query, want in queries.items():
+            result = client.call("memo/search", {"query": query})
+            assert {row["id"] for row in result["rows"]} == want, (query, indexed)
+    client.call("memo/search", {"query": "λόγος"})
+    notes, _ = client.call_notes("memo/update", {"id": greek["id"], "text": "ΛΌΓΟΣ ΚΑΙ ΕΡΓΟΝ!"})
+    assert not [n for n in notes if n["method"] == "list/didRemove"], notes
+    assert client.call("memo/list")["total"] == 1
