@@ -10,9 +10,10 @@ import GRDB
 /// it does not), a memo would match or not depending on whether the index holds it yet.
 ///
 /// The folds are SQLite's own, read from its tokenizer once a process (`derivedTable`): each
-/// character is one character folded, and only characters that Unicode folds change. (SQLite also
-/// reads U+FFFE and U+FFFF as U+FFFD; queries that hold any of the three never ask the index, so they
-/// compare byte for byte everywhere, and the table leaves them out.)
+/// character is one character folded, and only characters with case change. SQLite 3.40's tables
+/// predate some scripts (Cherokee, Georgian capitals, Osage, Adlam): it folds none of their letters,
+/// and so neither does a search. (SQLite also reads U+FFFE and U+FFFF as U+FFFD; queries that hold any
+/// of the three never ask the index, and the table leaves the two out, so they match only themselves.)
 enum IndexFolding {
     // MARK: The table
 
@@ -27,10 +28,11 @@ enum IndexFolding {
     }()
 
     /// The characters the index could fold: those with case (case folding is stable across Unicode
-    /// versions, so SQLite's older tables fold no other; a test asks every character). Folding alone
-    /// would miss U+1FBE, which Swift does not count as changed by it and SQLite folds to ι.
+    /// versions, so SQLite's older tables fold no other), all below U+20000 (a test asks every
+    /// character, and compares). Folding alone would miss U+1FBE, which Swift does not count as changed
+    /// by it and SQLite folds to ι.
     static var candidates: [Unicode.Scalar] {
-        (UInt32(1)...0x10FFFF).compactMap { value in
+        (UInt32(1)..<0x20000).compactMap { value in
             guard let scalar = Unicode.Scalar(value),
                   scalar.properties.changesWhenCaseFolded || scalar.properties.changesWhenCaseMapped
             else { return nil }
@@ -71,6 +73,8 @@ enum IndexFolding {
     static func fold(_ scalar: Unicode.Scalar) -> Unicode.Scalar { table[scalar] ?? scalar }
 
     static func fold(_ string: String) -> String {
+        // ASCII folds alone (nothing beyond it is asked about): the table is not needed, nor built.
+        if string.utf8.allSatisfy({ $0 < 0x80 }) { return string.lowercased() }
         var folded = String.UnicodeScalarView()
         folded.append(contentsOf: string.unicodeScalars.lazy.map(fold))
         return String(folded)
@@ -100,7 +104,10 @@ enum IndexFolding {
     /// Whether folding leaves every character of `query` alone and folds no other character into one
     /// of them: a byte search then finds what the index finds.
     static func isFoldFree(_ query: String) -> Bool {
-        query.unicodeScalars.allSatisfy { charactersFolding(to: $0) == [$0] }
+        query.unicodeScalars.allSatisfy { scalar in
+            // In ASCII only letters fold, or are folded into (KELVIN SIGN, LONG S).
+            scalar.isASCII ? !scalar.properties.isAlphabetic : charactersFolding(to: scalar) == [scalar]
+        }
     }
 
     // MARK: ASCII queries

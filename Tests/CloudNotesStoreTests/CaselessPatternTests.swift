@@ -25,6 +25,12 @@ struct CaselessPatternTests {
         }
         #expect(IndexFolding.fold("İ") == "İ")  // the index leaves it; String.lowercased() does not
         #expect(IndexFolding.fold("\u{1FBE}") == "ι")  // which Swift does not count as changed by folding
+        // ASCII is folded without the table: the same answers.
+        for value in UInt8(0)..<0x80 {
+            let scalar = Unicode.Scalar(value)
+            #expect(IndexFolding.fold(String(scalar)) == String(IndexFolding.fold(scalar)), "\(value)")
+            #expect(IndexFolding.isFoldFree(String(scalar)) == (IndexFolding.charactersFolding(to: scalar) == [scalar]), "\(value)")
+        }
         // The only characters beyond ASCII folded into it: what `IndexFolding.needsSecondLook` relies on.
         #expect(Set(IndexFolding.table.filter { !$0.key.isASCII && $0.value.isASCII }.keys) == ["\u{212A}", "\u{017F}"])
     }
