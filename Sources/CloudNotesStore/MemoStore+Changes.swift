@@ -138,12 +138,18 @@ extension MemoStore {
     }
 
     /// A memo to import: its exact text and its timestamp in milliseconds.
+    ///
+    /// Its list columns are derived when it is made, on whichever thread reads the import, rather than
+    /// in the transaction that writes it.
     public struct NewMemo: Sendable {
-        public var text: String
-        public var modifiedAt: Int64
+        public let text: String
+        public let modifiedAt: Int64
+        let title: String
+        let preview: String
         public init(text: String, modifiedAt: Int64) {
             self.text = text
             self.modifiedAt = modifiedAt
+            (title, preview) = StoredMemo.listColumns(of: text)
         }
     }
 

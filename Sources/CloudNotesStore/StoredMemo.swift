@@ -124,12 +124,16 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         text = newText
         // The index would end a text at a NUL: such a text stays out (see `MemoStore.indexPendingMemos`).
         indexed = newText.utf8.count <= Self.inlineIndexLimit && !newText.holdsNUL
-        let derived = MemoText(newText)
+        (title, preview) = Self.listColumns(of: newText)
+    }
+
+    /// The title and preview the list shows of `text`.
+    static func listColumns(of text: String) -> (title: String, preview: String) {
+        let derived = MemoText(text)
         // Derived columns are SQLite text, which ends at a NUL: leave NULs out of them. The list shows
         // at most `MemoText.listTitleLength` characters of a title, so a one-line megabyte memo makes a
         // short row.
-        title = derived.listTitle.withoutNULs
-        preview = derived.preview.withoutNULs
+        return (derived.listTitle.withoutNULs, derived.preview.withoutNULs)
     }
 
     init(id: String, text: String, createdAt: Int64, modifiedAt: Int64, seq: Int64) {

@@ -239,6 +239,33 @@ struct MemoStoreTests {
         #expect(try store.count(filter: nil) == 0)
     }
 
+    @Test("an import chunk's ids share their first byte: its commit logs a few pages of the id index, not most of it")
+    func importChunkIDsShareTheirFirstByte() throws {
+        // A store that never checkpoints: its log only grows, and a commit's pages are its growth.
+        let store = try MemoStore(path: temporaryStorePath(), durability: .committed, readOnly: false,
+                                  discardingAbandonedImports: true, logLimits: .init(backgroundPages: .max, inlinePages: .max))
+        let checkpointer = try #require(store.checkpointer)
+        let memos = { (count: Int) in (0..<count).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) } }
+        _ = try store.importMemos(memos(20_000), chunkSize: 1000)  // an id index of about 300 pages
+
+        let session = ImportSession(store: store)
+        let before = checkpointer.pagesInLog
+        try session.add(memos(1000))
+        // The chunk logs about 80 pages; with fully random ids, 320 (the id index's pages, nearly all).
+        #expect(checkpointer.pagesInLog - before < 150)
+        let ids = try store.writer.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM memo WHERE importBatch = ? ORDER BY localID", arguments: [session.batch])
+        }
+        #expect(ids.count == 1000 && Set(ids).count == 1000)
+        #expect(Set(ids.map { $0.prefix(2) }).count == 1)
+        #expect(ids.allSatisfy { UUID(uuidString: $0) != nil && $0 == $0.lowercased() && Array($0)[14] == "4" })
+        session.abandon()
+
+        // Chunks draw their byte each: twenty chunks on one byte would be a constant, not a draw.
+        let all = try store.writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM memo ORDER BY localID") }
+        #expect(Set(stride(from: 0, to: all.count, by: 1000).map { all[$0].prefix(2) }).count > 1)
+    }
+
     @Test("an import's memos stay hidden until all are in; a cancelled one leaves nothing")
     func importIsAllOrNothing() throws {
         let store = try MemoStore()

@@ -1,6 +1,7 @@
 import CloudNotesProtocol
 import CloudNotesStore
 import Foundation
+import Synchronization
 
 // MARK: - Import
 
@@ -15,40 +16,69 @@ public struct MemoImporter: Sendable {
 
     /// Imports the entries of a `memo/import` request, a chunk at a time, and returns how many.
     ///
-    /// A file is read as it is stored, in constant memory. Nothing shows before the last entry is in:
-    /// a malformed entry (the error names its index), a cancellation or a failure removes what was stored.
-    /// `progress` gets the work done and the work to do (entries, or for a file, bytes) and a message.
+    /// A file is read as it is stored, in constant memory, the next chunk read (`ReadAhead`) while
+    /// one is written. Nothing shows before the last entry is in: a malformed entry (the error names its
+    /// index), a cancellation or a failure removes what was stored. `progress` gets the work done and
+    /// the work to do (entries, or for a file, bytes) and a message.
     public func run(
         _ request: ImportRequest, isCancelled: @escaping @Sendable () -> Bool,
         progress: @escaping @Sendable (_ done: Int, _ total: Int, _ message: String) -> Void
     ) throws(ResponseError) -> Int {
-        let next: () throws(ResponseError) -> [ImportEntry]
-        let done: () -> (Int, Int)
-        switch (request.path, request.memos) {
-        case (let path?, nil):
-            let reader = try ImportFileReader(path: path)
-            next = { () throws(ResponseError) in try reader.next(limit: Self.chunkSize) }
-            done = { (reader.bytesRead, max(reader.fileSize, reader.bytesRead)) }
-        case (nil, let memos?):
-            var remaining = memos[...]
-            next = {
-                defer { remaining = remaining.dropFirst(Self.chunkSize) }
-                return Array(remaining.prefix(Self.chunkSize))
-            }
-            done = { (memos.count - remaining.count, memos.count) }
-        default:
-            throw .invalidParams(param: nil, "give exactly one of 'path' and 'memos'")
-        }
+        let chunks = ReadAhead(label: "cloudnotes.import-reader", try Self.chunks(of: request))
+        defer { chunks.stop() }
+        var work = (done: 0, total: 0)
         do {
             return try store.importMemos(
                 isCancelled: isCancelled,
-                nextChunk: { try next().map { MemoStore.NewMemo(text: $0.memoText, modifiedAt: $0.lastModified * 1000) } },
+                nextChunk: {
+                    guard let chunk = try chunks.next() else { return [] }
+                    work = (chunk.done, chunk.total)
+                    return chunk.memos
+                },
                 didStore: { imported in
-                    let (work, total) = done()
-                    progress(work, total, request.path == nil ? "\(imported) of \(total)" : "\(imported) memos read")
+                    progress(work.done, work.total, request.path == nil ? "\(imported) of \(work.total)" : "\(imported) memos read")
                 })
         } catch {
             throw ResponseError.from(error, presenter: MemoPresenter())
+        }
+    }
+
+    /// Some memos to store, and how far the import is once they are.
+    struct Chunk: Sendable {
+        var memos: [MemoStore.NewMemo]
+        /// Entries read so far (or for a file, bytes), and the whole.
+        var done: Int
+        var total: Int
+    }
+
+    private static func newMemo(from entry: ImportEntry) -> MemoStore.NewMemo {
+        MemoStore.NewMemo(text: entry.memoText, modifiedAt: entry.lastModified * 1000)
+    }
+
+    /// The request's entries, `chunkSize` at a time, until nil.
+    private static func chunks(of request: ImportRequest) throws(ResponseError) -> @Sendable () throws -> Chunk? {
+        switch (request.path, request.memos) {
+        case (let path?, nil):
+            let reader = Mutex(try ImportFileReader(path: path))
+            return {
+                try reader.withLock { reader throws(ResponseError) in
+                    let entries = try reader.next(limit: chunkSize)
+                    guard !entries.isEmpty else { return nil }
+                    return Chunk(memos: entries.map(newMemo(from:)), done: reader.bytesRead, total: max(reader.fileSize, reader.bytesRead))
+                }
+            }
+        case (nil, let memos?):
+            let remaining = Mutex(memos[...])
+            return {
+                remaining.withLock { remaining in
+                    guard !remaining.isEmpty else { return nil }
+                    let entries = remaining.prefix(chunkSize)
+                    remaining = remaining.dropFirst(chunkSize)
+                    return Chunk(memos: entries.map(newMemo(from:)), done: memos.count - remaining.count, total: memos.count)
+                }
+            }
+        default:
+            throw .invalidParams(param: nil, "give exactly one of 'path' and 'memos'")
         }
     }
 }
