@@ -44,6 +44,19 @@ struct ImportFileReaderTests {
         #expect(try read(many, chunkSize: 3).map(\.lastModified) == (0..<50).map(Int64.init))
     }
 
+    @Test("a chunk stops at its count or once it took its bytes of the file, and holds at least one entry")
+    func chunksBoundedByBytes() throws {
+        let long = String(repeating: "x", count: 400)
+        let file = "[" + (0..<10).map { #"{"title":"\#($0)","body":"\#(long)","last_modified":1}"# }.joined(separator: ",") + "]"
+        let reader = try ImportFileReader(path: try self.file(file), chunkSize: 7)
+        // Each entry is about 440 bytes: 1,000 bytes take three, and the count stops first at two.
+        #expect(try reader.next(limit: 100, byteLimit: 1000).map(\.title) == ["0", "1", "2"])
+        #expect(try reader.next(limit: 2, byteLimit: 1000).map(\.title) == ["3", "4"])
+        #expect(try reader.next(limit: 100, byteLimit: 1).map(\.title) == ["5"])
+        #expect(try reader.next(limit: 100).map(\.title) == ["6", "7", "8", "9"])
+        #expect(try reader.next(limit: 100, byteLimit: 1).isEmpty)
+    }
+
     @Test("a file that is not an array of entries is refused, naming the entry at fault")
     func malformed() throws {
         #expect(try failure(#"{"title":"x"}"#)?.code == .importInvalid)

@@ -37,11 +37,14 @@ final class ImportFileReader {
 
     deinit { try? handle.close() }
 
-    /// The next entries, at most `limit`; empty once the array has ended.
-    func next(limit: Int) throws(ResponseError) -> [ImportEntry] {
+    /// The next entries, at most `limit`, and no more once they took `byteLimit` bytes of the file
+    /// (at least one entry, whatever its length); empty once the array has ended.
+    func next(limit: Int, byteLimit: Int = .max) throws(ResponseError) -> [ImportEntry] {
         var entries: [ImportEntry] = []
-        while entries.count < limit, let element = try nextElement() {
+        var bytes = 0
+        while entries.count < limit, bytes < byteLimit, let element = try nextElement() {
             entries.append(try decode(element))
+            bytes += element.count
         }
         return entries
     }

@@ -9,8 +9,13 @@ import Synchronization
 public struct MemoImporter: Sendable {
     let store: MemoStore
 
-    /// Entries stored per transaction.
+    /// Entries stored per transaction, at most…
     static let chunkSize = 1000
+    /// … and of a file, about this many bytes (at least one entry): an import holds three chunks at
+    /// most (the one written, the one read ahead, the one being read), whatever the memos' lengths.
+    /// 256 KiB: read ahead, chunks of 1 MiB raised the peak memory of importing 100,000 memos from
+    /// 42.5–45 to 48.7–50 MB, these to 47.2–47.4 MB, for 0.1–0.2 s more (of 5) in more commits.
+    static let chunkBytes = 1 << 18
 
     public init(store: MemoStore) { self.store = store }
 
@@ -62,7 +67,7 @@ public struct MemoImporter: Sendable {
             let reader = Mutex(try ImportFileReader(path: path))
             return {
                 try reader.withLock { reader throws(ResponseError) in
-                    let entries = try reader.next(limit: chunkSize)
+                    let entries = try reader.next(limit: chunkSize, byteLimit: chunkBytes)
                     guard !entries.isEmpty else { return nil }
                     return Chunk(memos: entries.map(newMemo(from:)), done: reader.bytesRead, total: max(reader.fileSize, reader.bytesRead))
                 }
