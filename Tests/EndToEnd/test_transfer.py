@@ -192,6 +192,22 @@ def test_malformed_import_file_names_the_entry_and_imports_nothing(client, tmp_r
     assert client.mirror.check()["total"] == 0
 
 
+def test_malformed_entry_chunks_into_a_file_names_it_and_takes_back_what_was_stored(client, tmp_root):
+    # A file is stored a chunk at a time while the next is read: an entry several chunks in still
+    # names its index, and the chunks stored before it are taken back.
+    entries = [{"title": f"memo {i}", "body": "x" * 300, "last_modified": 1} for i in range(5000)]
+    entries[4321] = {"title": "broken", "body": "missing its date"}
+    path = tmp_root / "late-break.json"
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    client.create("existing")
+    before = client.snapshot()
+    error = client.error_of("memo/import", {"path": str(path)})
+    assert error["code"] == IMPORT_INVALID, error
+    assert error["data"]["index"] == 4321
+    assert client.snapshot() == before, "a malformed import must import nothing"
+    client.mirror.check()
+
+
 @pytest.mark.parametrize("content", [
     b"not json at all",
     b'{"title": "an object, not an array", "body": "", "last_modified": 1}',

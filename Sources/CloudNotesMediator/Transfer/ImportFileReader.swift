@@ -37,8 +37,9 @@ final class ImportFileReader {
 
     deinit { try? handle.close() }
 
-    /// The next entries, at most `limit`, and no more once they took `byteLimit` bytes of the file
-    /// (at least one entry, whatever its length); empty once the array has ended.
+    /// The next entries, at most `limit`, and no more once their elements' bytes (separators and
+    /// spaces between them not counted) reach `byteLimit`: the last entry may take them past it, and
+    /// there is at least one, whatever its length. Empty once the array has ended.
     func next(limit: Int, byteLimit: Int = .max) throws(ResponseError) -> [ImportEntry] {
         var entries: [ImportEntry] = []
         var bytes = 0

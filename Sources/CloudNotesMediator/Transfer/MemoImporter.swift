@@ -11,8 +11,8 @@ public struct MemoImporter: Sendable {
 
     /// Entries stored per transaction, at most…
     static let chunkSize = 1000
-    /// … and of a file, about this many bytes (at least one entry): an import holds three chunks at
-    /// most (the one written, the one read ahead, the one being read), whatever the memos' lengths.
+    /// … and of a file, about this many bytes (at least one entry): an import holds two chunks at most
+    /// (the one written, and the one read ahead), whatever the memos' lengths.
     /// 256 KiB: read ahead, chunks of 1 MiB raised the peak memory of importing 100,000 memos from
     /// 42.5–45 to 48.7–50 MB, these to 47.2–47.4 MB, for 0.1–0.2 s more (of 5) in more commits.
     static let chunkBytes = 1 << 18
@@ -60,7 +60,7 @@ public struct MemoImporter: Sendable {
         MemoStore.NewMemo(text: entry.memoText, modifiedAt: entry.lastModified * 1000)
     }
 
-    /// The request's entries, `chunkSize` at a time, until nil.
+    /// The request's entries, a chunk at a time (`chunkSize` entries, and of a file `chunkBytes`), until nil.
     private static func chunks(of request: ImportRequest) throws(ResponseError) -> @Sendable () throws -> Chunk? {
         switch (request.path, request.memos) {
         case (let path?, nil):
