@@ -14,7 +14,7 @@ public struct MemoImporter: Sendable {
     /// … and of a file, about this many bytes (at least one entry): an import holds two chunks at most
     /// (the one written, and the one read ahead), whatever the memos' lengths.
     /// 256 KiB: read ahead, chunks of 1 MiB raised the peak memory of importing 100,000 memos from
-    /// 42.5–45 to 48.7–50 MB, these to 47.2–47.4 MB, for 0.1–0.2 s more (of 5) in more commits.
+    /// 42.5–45.1 to 48.7–50.5 MB, these to 44.7–47.4 MB, for about 0.1–0.2 s more (of 5) in commits.
     static let chunkBytes = 1 << 18
 
     public init(store: MemoStore) { self.store = store }
