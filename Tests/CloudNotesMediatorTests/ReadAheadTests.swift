@@ -12,6 +12,7 @@ struct ReadAheadTests {
     /// Makes 1, 2, 3… and counts them: nil after `last`, `Failure` in place of `failing`.
     final class Producer: Sendable {
         private let made = Mutex(0)
+        private let released = Atomic(false)
         let last: Int?
         let failing: Int?
 
@@ -23,6 +24,9 @@ struct ReadAheadTests {
         /// How many times `make` was called.
         var calls: Int { made.withLock { $0 } }
 
+        /// Whether the read-ahead's thread let go of the closure it calls: its loop has ended.
+        var threadEnded: Bool { released.load(ordering: .acquiring) }
+
         func make() throws -> Int? {
             try made.withLock { made throws(Failure) in
                 made += 1
@@ -32,7 +36,17 @@ struct ReadAheadTests {
             }
         }
 
-        func readAhead() -> ReadAhead<Int> { ReadAhead(label: "test") { try self.make() } }
+        func readAhead() -> ReadAhead<Int> {
+            let token = ReleaseToken { self.released.store(true, ordering: .releasing) }
+            return ReadAhead(label: "test") { try withExtendedLifetime(token) { try self.make() } }
+        }
+    }
+
+    /// Calls `onRelease` when the last reference to it goes.
+    final class ReleaseToken: Sendable {
+        let onRelease: @Sendable () -> Void
+        init(_ onRelease: @escaping @Sendable () -> Void) { self.onRelease = onRelease }
+        deinit { onRelease() }
     }
 
     /// Waits up to two seconds for `condition`.
@@ -47,37 +61,24 @@ struct ReadAheadTests {
 
     @Test("elements come in the order made, then nil, at every later call too; the thread then ends")
     func order() throws {
-        weak var weakProducer: Producer?
-        func start() throws -> ReadAhead<Int> {
-            let producer = Producer(last: 5)
-            weakProducer = producer
-            let ahead = producer.readAhead()
-            var got: [Int] = []
-            while let element = try ahead.next() { got.append(element) }
-            #expect(got == [1, 2, 3, 4, 5])
-            return ahead
-        }
-        let ahead = try start()
+        let producer = Producer(last: 5)
+        let ahead = producer.readAhead()
+        var got: [Int] = []
+        while let element = try ahead.next() { got.append(element) }
+        #expect(got == [1, 2, 3, 4, 5])
         #expect(try ahead.next() == nil)
-        // The thread held the producer (its closure) until it ended: nothing is made after the end.
-        #expect(eventually { weakProducer == nil })
-        #expect(try ahead.next() == nil)
+        #expect(eventually { producer.threadEnded }, "nothing is made after the end")
+        #expect(producer.calls == 6)
     }
 
     @Test("the producer's error comes after the elements made before it, at every later call too")
     func failure() throws {
-        weak var weakProducer: Producer?
-        func start() throws -> ReadAhead<Int> {
-            let producer = Producer(failing: 3)
-            weakProducer = producer
-            let ahead = producer.readAhead()
-            #expect(try ahead.next() == 1)
-            #expect(try ahead.next() == 2)
-            return ahead
-        }
-        let ahead = try start()
+        let producer = Producer(failing: 3)
+        let ahead = producer.readAhead()
+        #expect(try ahead.next() == 1)
+        #expect(try ahead.next() == 2)
         #expect(throws: Failure(after: 2)) { try ahead.next() }
-        #expect(eventually { weakProducer == nil })
+        #expect(eventually { producer.threadEnded })
         #expect(throws: Failure(after: 2)) { try ahead.next() }
     }
 
@@ -97,18 +98,12 @@ struct ReadAheadTests {
 
     @Test("stop ends the producer's thread, drops what it made, and answers nil from then on")
     func stop() throws {
-        weak var weakProducer: Producer?
-        func start() throws -> ReadAhead<Int> {
-            let producer = Producer()
-            weakProducer = producer
-            let ahead = producer.readAhead()
-            #expect(try ahead.next() == 1)
-            #expect(eventually { producer.calls == 2 })
-            return ahead
-        }
-        let ahead = try start()
+        let producer = Producer()
+        let ahead = producer.readAhead()
+        #expect(try ahead.next() == 1)
+        #expect(eventually { producer.calls == 2 })
         ahead.stop()
-        #expect(eventually { weakProducer == nil })
+        #expect(eventually { producer.threadEnded })
         #expect(try ahead.next() == nil, "2 was made, and dropped")
         #expect(try ahead.next() == nil)
     }
@@ -133,15 +128,12 @@ struct ReadAheadTests {
 
     @Test("dropping the last reference stops the thread too")
     func droppingStops() throws {
-        weak var weakProducer: Producer?
-        func startAndDrop() throws {
-            let producer = Producer()
-            weakProducer = producer
+        let producer = Producer()
+        do {
             let ahead = producer.readAhead()
             #expect(try ahead.next() == 1)
             #expect(eventually { producer.calls == 2 })
         }
-        try startAndDrop()
-        #expect(eventually { weakProducer == nil })
+        #expect(eventually { producer.threadEnded })
     }
 }
