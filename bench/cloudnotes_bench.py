@@ -659,7 +659,9 @@ class Bench:
         log("import")
         d = self.start_server(store, f"{n} import", expect_show=False)
         rid, line = d.request("memo/import", {"path": data_path})
+        written_before = written_bytes(d.proc.pid)
         elapsed, response, _ = d.round_trip(line)
+        written_imported = written_bytes(d.proc.pid)
         result = d.check(rid, response, "memo/import")
         if result.get("imported") != n:
             raise BenchError(f"memo/import: imported {result.get('imported')} memos, expected {n}")
@@ -676,10 +678,13 @@ class Bench:
                 raise BenchError("background indexing did not finish")
             time.sleep(0.2)
         index_elapsed = perf_ns() - t_index
+        written_indexed = written_bytes(d.proc.pid)
         rss["import"] = d.shutdown()
-        sc["import"] = {"n": 1, "elapsed_ns": elapsed, "p50_ns": elapsed, "p99_ns": elapsed, "max_ns": elapsed}
+        sc["import"] = {"n": 1, "elapsed_ns": elapsed, "p50_ns": elapsed, "p99_ns": elapsed, "max_ns": elapsed,
+                        "written_bytes": bytes_between(written_before, written_imported)}
         sc["background_index"] = {"n": 1, "elapsed_ns": index_elapsed, "p50_ns": index_elapsed,
-                                  "p99_ns": index_elapsed, "max_ns": index_elapsed}
+                                  "p99_ns": index_elapsed, "max_ns": index_elapsed,
+                                  "written_bytes": bytes_between(written_imported, written_indexed)}
         log(f"  import {fmt_ns(elapsed)}, then background indexing {fmt_ns(index_elapsed)}")
 
         # ids, from memo/list pages
@@ -1170,6 +1175,13 @@ class Bench:
             raw_notes.append(f"the server's background indexing after the import: "
                              f"{fmt_ns(r['scenarios']['background_index']['elapsed_ns'])}")
         notes.append("; ".join(raw_notes))
+        written = [(label, entry.get("written_bytes")) for label, entry in (
+            ("the import", r["scenarios"].get("import", {})), ("the raw insert", bl["raw_insert"]),
+            ("the background indexing after the import", r["scenarios"].get("background_index", {})))]
+        if all(value is not None for _, value in written):
+            notes.append("written for storage (each process's write_bytes, the log and its checkpoints included): "
+                         + "; ".join(f"{label} {value / 1e6:,.0f} MB" for label, value in written)
+                         + f"; for {r['data']['total_bytes'] / 1e6:.1f} MB of text")
         if "p50_ns_100kb_memos" in sel:
             notes.append(f"memo/select: {sel['memos_of_100kb']} of the {sel['n']} selected memos were 100 KB "
                          f"(their p50 {fmt_ns(sel['p50_ns_100kb_memos'])}); p99 of the others "
@@ -1406,6 +1418,23 @@ def server_sqlite_version(binary: str) -> str:
         return f"unknown ({e})"
 
 
+def written_bytes(pid: int | str = "self") -> int | None:
+    """The bytes a process has made dirty for storage so far (`write_bytes` of /proc/PID/io, counted as
+    pages are dirtied: a file removed before it reaches the disk still counts), or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            for row in f:
+                if row.startswith("write_bytes:"):
+                    return int(row.split(":", 1)[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def bytes_between(before: int | None, after: int | None) -> int | None:
+    return after - before if before is not None and after is not None else None
+
+
 def unindexed_count(store: str) -> int:
     """Memos whose text the server has not put in the full-text index yet (0 for a schema without the column)."""
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
@@ -1526,6 +1555,7 @@ def raw_insert_baseline(path: str, schema: list[str], memos: list[dict], seed: i
         if rebuild and head.startswith("CREATE TRIGGER") and "AFTER INSERT" in head:
             continue
         con.execute(statement)
+    written_before = written_bytes()
     t0 = perf_ns()
     con.execute("BEGIN IMMEDIATE")
     columns = {row[1] for row in con.execute("PRAGMA table_info(memo)")}
@@ -1539,6 +1569,7 @@ def raw_insert_baseline(path: str, schema: list[str], memos: list[dict], seed: i
         con.execute(f"INSERT INTO {fts}({fts}) VALUES('rebuild')")
     con.execute("COMMIT")
     elapsed = perf_ns() - t0
+    written = bytes_between(written_before, written_bytes())
     indexed = con.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
     con.close()
     if indexed != (0 if mode == "plain" and "indexed" in columns else len(rows)):
@@ -1546,7 +1577,7 @@ def raw_insert_baseline(path: str, schema: list[str], memos: list[dict], seed: i
     size = os.path.getsize(path) + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
     remove_store(path)
     return {"n": 1, "rows": len(rows), "elapsed_ns": elapsed, "p50_ns": elapsed, "p99_ns": elapsed,
-            "max_ns": elapsed, "file_bytes": size, "fts": mode}
+            "max_ns": elapsed, "file_bytes": size, "written_bytes": written, "fts": mode}
 
 
 def parse_args(argv: list[str]):
