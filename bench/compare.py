@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Compares cloudnotes binaries in the same minutes: typing into a 1 KB and a 100 KB memo, and pipelined
-updates, with the benchmark's own driver and data.
+updates, with the benchmark's own driver and data; or imports.
 
     bench/compare.py old=/tmp/old/cloudnotes new=.build/release/cloudnotes            # wall time
     bench/compare.py --callgrind old=/tmp/old/cloudnotes new=.build/release/cloudnotes  # instructions
+    bench/compare.py --import 100000 old=/tmp/old/cloudnotes new=.build/release/cloudnotes
+
+With --import N the binaries take turns importing the benchmark's N memos (its seed) into a fresh store:
+each import's time, what it wrote for storage (`write_bytes` of /proc/PID/io) and the server's peak RSS.
 
 Wall time: the binaries take turns, round after round (the order rotates), on one store, so that the
 machine's drift (its speed moves severalfold within an hour here) reaches them alike; it prints each
@@ -146,6 +150,39 @@ def callgrind(binaries: dict, store: str, texts: dict, args) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def imports(binaries: dict, folder: str, args) -> None:
+    memos, _ = bench.generate_memos(args.import_count, 20240521, "xylophone")
+    data = os.path.join(folder, "memos.json")
+    with open(data, "w", encoding="utf-8") as f:
+        json.dump(memos, f, ensure_ascii=False, separators=(",", ":"))
+    del memos
+    results = {name: [] for name in binaries}
+    names = list(binaries)
+    for r in range(args.rounds):
+        for name in in_turns(names, r):
+            store = os.path.join(folder, f"import-{name}.sqlite")
+            bench.remove_store(store)
+            d = start([binaries[name], "serve", "--store", store], name)
+            rid, line = d.request("memo/import", {"path": data})
+            before = bench.written_bytes(d.proc.pid)
+            elapsed, response, _ = d.round_trip(line)
+            written = bench.bytes_between(before, bench.written_bytes(d.proc.pid))
+            if d.check(rid, response, "memo/import").get("imported") != args.import_count:
+                raise bench.BenchError(f"{name}: the import did not import {args.import_count:,} memos")
+            peak = d.vm_kb().get("VmHWM", 0)
+            d.shutdown()
+            bench.remove_store(store)
+            results[name].append((elapsed / 1e9, (written or 0) / 1e6, peak / 1024))
+    print(f"memo/import of {args.import_count:,} memos: medians of {args.rounds} alternating runs")
+    base = statistics.median(t for t, _, _ in results[names[0]])
+    for name in names:
+        runs = results[name]
+        seconds = statistics.median(t for t, _, _ in runs)
+        print(f"{name:>8} {seconds:6.2f} s  {seconds / base:5.2f}x {names[0]}   "
+              f"written {statistics.median(w for _, w, _ in runs):6,.0f} MB   "
+              f"peak RSS {max(m for _, _, m in runs):5.1f} MB   runs: {' '.join(f'{t:.2f}' for t, _, _ in runs)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("binaries", nargs="+", metavar="NAME=PATH", help="the first is the baseline of the ratios")
@@ -153,6 +190,8 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=300, help="timed 100 KB updates per run (1 KB: three times as many)")
     parser.add_argument("--pipelined", type=int, default=3000)
     parser.add_argument("--callgrind", action="store_true", help="count instructions instead of timing")
+    parser.add_argument("--import", dest="import_count", type=int, metavar="N",
+                        help="time imports of the benchmark's N memos instead of typing")
     args = parser.parse_args()
     binaries = {}
     for item in args.binaries:
@@ -160,6 +199,10 @@ def main() -> None:
         if not sep or not os.access(path, os.X_OK):
             sys.exit(f"compare: expected NAME=PATH of an executable, got {item!r}")
         binaries[name] = os.path.abspath(path)
+    if args.import_count:
+        with tempfile.TemporaryDirectory(prefix="compare-import-") as folder:
+            imports(binaries, folder, args)
+        return
     if args.callgrind:
         args.ops = min(args.ops, 100)
     memos, _ = bench.generate_memos(1000, 20240521, "xylophone")
