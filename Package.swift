@@ -124,6 +124,7 @@ let package = Package(
             name: "CloudNotesServerTests",
             dependencies: [
                 "CloudNotesServer", "CloudNotesStore", "CloudNotesProtocol", "CloudNotesTransport",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -12,12 +12,14 @@ final class BackgroundIndexer: Sendable {
     static let quietPeriod: Duration = .milliseconds(300)
 
     private let store: MemoStore
+    private let bulkWork: BulkWork
     private let logger: Logger
     private let lastActivity = Mutex(ContinuousClock.now)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(store: MemoStore, logger: Logger) {
+    init(store: MemoStore, bulkWork: BulkWork, logger: Logger) {
         self.store = store
+        self.bulkWork = bulkWork
         self.logger = logger
     }
 
@@ -41,6 +43,10 @@ final class BackgroundIndexer: Sendable {
             let quietFor = ContinuousClock.now - lastActivity.withLock { $0 }
             if quietFor < Self.quietPeriod {
                 try? await Task.sleep(for: Self.quietPeriod - quietFor)
+                continue
+            }
+            if bulkWork.isUnderWay {
+                try? await Task.sleep(for: Self.quietPeriod)
                 continue
             }
             let store = store

@@ -22,19 +22,23 @@ actor Dispatcher {
     let logger: Logger
     let handlers = HandlerTable.memoRequests
     let sync: SyncCoordinator
+    let bulkWork: BulkWork
 
     var lifecycle = Lifecycle.waitingForInitialize
     var didStart = false
     /// Requests running in the background, awaited before `shutdown` is answered and before exiting.
     var background: [RequestID: Task<Void, Never>] = [:]
 
-    init(store: MemoStore, writer: MessageWriter, configuration: ServerConfiguration, cancellations: CancellationRegistry, logger: Logger) {
+    init(store: MemoStore, writer: MessageWriter, configuration: ServerConfiguration, cancellations: CancellationRegistry,
+         bulkWork: BulkWork, logger: Logger) {
         self.store = store
+        self.bulkWork = bulkWork
         self.writer = writer
         self.configuration = configuration
         self.cancellations = cancellations
         self.logger = logger
-        sync = SyncCoordinator(store: store, durability: store.durability, writer: writer, settings: configuration.sync, logger: logger)
+        sync = SyncCoordinator(store: store, durability: store.durability, writer: writer, settings: configuration.sync,
+                               bulkWork: bulkWork, logger: logger)
     }
 
     /// Handles one message; returns an exit code when the message ends the process.
@@ -138,7 +142,7 @@ actor Dispatcher {
             let mediator = SplitViewMediator(store: store, sink: sink, presenter: presenter, limits: configuration.limits)
             lifecycle = .running(Session(
                 mediator: mediator, importer: MemoImporter(store: store), exporter: MemoExporter(store: store),
-                sync: sync, allowsFiles: configuration.allowsFiles))
+                sync: sync, bulkWork: bulkWork, allowsFiles: configuration.allowsFiles))
             logger.info("initialized by \(request.clientInfo?.name ?? "an unnamed client")")
             writer.sendResult(
                 InitializeResult(

@@ -27,6 +27,8 @@ struct Session: Sendable {
     let importer: MemoImporter
     let exporter: MemoExporter
     let sync: SyncCoordinator
+    /// Imports count as bulk work: the background indexer waits for them.
+    let bulkWork: BulkWork
     /// Whether `memo/import` and `memo/export` may read and write files (see `ServerConfiguration`).
     let allowsFiles: Bool
 
@@ -94,9 +96,11 @@ extension HandlerTable {
         progress.begin("Importing memos")
         let importer = context.session.importer
         return try await progress.endingOnFailure { () async throws(ResponseError) in
-            let imported = try await blocking { isCancelled throws(ResponseError) in
-                try importer.run(request, isCancelled: isCancelled) { done, total, message in
-                    progress.report(done, of: total, message: message)
+            let imported = try await context.session.bulkWork.run { () async throws(ResponseError) in
+                try await blocking { isCancelled throws(ResponseError) in
+                    try importer.run(request, isCancelled: isCancelled) { done, total, message in
+                        progress.report(done, of: total, message: message)
+                    }
                 }
             }
             // The split view learns of the new memos in its turn, between two interactive requests.

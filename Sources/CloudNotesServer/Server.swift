@@ -55,7 +55,8 @@ public struct ServerConfiguration: Sendable {
 ///    in the background through its own connection to the store; what it changes reaches the split
 ///    view as rule 5 says, and `sync/didChange` may arrive between any two messages.
 /// 7. The background indexer (imported and long memos into the full-text index) works only while the
-///    client has been quiet for a moment, one short transaction at a time: any request overtakes it.
+///    client has been quiet for a moment and no sync or import runs (`BulkWork`), one short
+///    transaction at a time: any request overtakes it.
 /// 8. Checkpoints of the write-ahead log run on a connection and a queue of their own
 ///    (`LogCheckpointer`), beside requests: a commit waits for one only when the log has grown past
 ///    10,000 pages without a pause.
@@ -78,8 +79,10 @@ public final class Server: Sendable {
         reader = LineReader(fileDescriptor: input, maxLineBytes: configuration.limits.maxMessageBytes)
         writer = MessageWriter(fileDescriptor: output)
         decoder = MessageDecoder(maxNestingDepth: configuration.limits.maxNestingDepth)
-        dispatcher = Dispatcher(store: store, writer: writer, configuration: configuration, cancellations: cancellations, logger: logger)
-        indexer = BackgroundIndexer(store: store, logger: logger)
+        let bulkWork = BulkWork()
+        dispatcher = Dispatcher(store: store, writer: writer, configuration: configuration, cancellations: cancellations,
+                                bulkWork: bulkWork, logger: logger)
+        indexer = BackgroundIndexer(store: store, bulkWork: bulkWork, logger: logger)
         watcher = ExternalChangeWatcher(store: store, logger: logger)
         self.logger = logger
     }

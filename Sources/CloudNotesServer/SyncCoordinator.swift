@@ -25,6 +25,7 @@ actor SyncCoordinator {
     private let environment: [String: String]
     private(set) var interval: Duration
     private let settleDelay: Duration
+    private let bulkWork: BulkWork
 
     /// Sync's own connection, opened at the first sync.
     private var syncStore: MemoStore?
@@ -49,8 +50,9 @@ actor SyncCoordinator {
     private var pendingWait: Task<Void, Never>?
     private var periodic: Task<Void, Never>?
 
-    init(store: MemoStore, durability: MemoStore.Durability, writer: MessageWriter, settings: SyncSettings, logger: Logger,
-         environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(store: MemoStore, durability: MemoStore.Durability, writer: MessageWriter, settings: SyncSettings,
+         bulkWork: BulkWork, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.bulkWork = bulkWork
         self.store = store
         self.storePath = store.path
         self.durability = durability
@@ -195,7 +197,8 @@ actor SyncCoordinator {
             try await takeTurn()
             defer { passTurn() }
             let listeners = listeners
-            return try await makeEngine().sync { step in listeners.report(step) }
+            let engine = try makeEngine()
+            return try await bulkWork.run { try await engine.sync { step in listeners.report(step) } }
         } catch {
             let error = SyncEngine.syncError(error)
             if error == .cancelled { throw .cancelled }
