@@ -128,9 +128,9 @@ enum SegmentFile {
             .corruptRemote("segment \(number) of device \(device) \(why)")
         }
         guard data.last == UInt8(ascii: "\n") else { throw corrupt("is cut short") }
-        let lines = data.dropLast().split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        let lines = Self.lines(of: data.dropLast())
         let decoder = JSONDecoder()
-        guard let first = lines.first, let header = try? decoder.decode(SegmentHeader.self, from: Data(first)),
+        guard let first = lines.first, let header = try? decoder.decode(SegmentHeader.self, from: first),
               header.format == RemoteLayout.format
         else { throw corrupt("has no readable header") }
         guard header.device == device, header.number == number else { throw corrupt("is not what its name says") }
@@ -138,13 +138,31 @@ enum SegmentFile {
         var revisions: [Revision] = []
         revisions.reserveCapacity(header.revisions)
         for line in lines.dropFirst() {
-            guard let revision = try? decoder.decode(RevisionLine.self, from: Data(line)).revision,
+            guard let revision = try? decoder.decode(RevisionLine.self, from: line).revision,
                   MemoIDFormat.isMemoID(revision.memo), revision.parents.count <= 2,
                   rules.revisionID(memo: revision.memo, parents: revision.parents, content: revision.content) == revision.id
             else { throw corrupt("holds a revision that does not match its id") }
             revisions.append(revision)
         }
         return DecodedSegment(previous: header.previous, hash: SyncRules.sha256(data), revisions: revisions)
+    }
+
+    /// The lines of `data` without their newlines, empty ones included: what `split(separator:
+    /// omittingEmptySubsequences: false)` returns, found with `memchr`. (The generic `split` steps
+    /// through `Data` a byte at a time: 11% of the CPU time of a first pull of 100,000 memos.)
+    static func lines(of data: Data) -> [Data] {
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> [Data] in
+            guard let base = bytes.baseAddress else { return [Data()] }
+            var lines: [Data] = []
+            var start = 0
+            while let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
+                let end = base.distance(to: UnsafeRawPointer(newline))
+                lines.append(Data(bytes[start..<end]))
+                start = end + 1
+            }
+            lines.append(Data(bytes[start...]))
+            return lines
+        }
     }
 }
 
