@@ -5,8 +5,8 @@ import Synchronization
 
 // MARK: - Background indexing
 
-/// Indexes imported and long memos while the client is quiet, a small chunk at a time, so that an
-/// interactive write never waits for more than one chunk.
+/// Indexes imported and long memos while the client is quiet, a small chunk at a time; a message that
+/// arrives during a chunk stops it (`IndexingInterruption`), so that the request it carries does not wait.
 final class BackgroundIndexer: Sendable {
     /// How long the client must have been quiet before a chunk is indexed.
     static let quietPeriod: Duration = .milliseconds(300)
@@ -14,18 +14,23 @@ final class BackgroundIndexer: Sendable {
     private let store: MemoStore
     private let bulkWork: BulkWork
     private let logger: Logger
+    /// About how many bytes of text one chunk indexes.
+    private let chunkBytes: Int
     private let lastActivity = Mutex(ContinuousClock.now)
     private let task = Mutex<Task<Void, Never>?>(nil)
+    let interruption = IndexingInterruption()
 
-    init(store: MemoStore, bulkWork: BulkWork, logger: Logger) {
+    init(store: MemoStore, bulkWork: BulkWork, logger: Logger, chunkBytes: Int = 64 * 1024) {
         self.store = store
         self.bulkWork = bulkWork
         self.logger = logger
+        self.chunkBytes = chunkBytes
     }
 
-    /// Notes that a message arrived: indexing waits for the next quiet period.
+    /// Notes that a message arrived: the chunk under way stops, and indexing waits for the next quiet period.
     func noteActivity() {
         lastActivity.withLock { $0 = .now }
+        interruption.interrupt()
     }
 
     func start() {
@@ -49,8 +54,17 @@ final class BackgroundIndexer: Sendable {
                 try? await Task.sleep(for: Self.quietPeriod)
                 continue
             }
-            let store = store
-            let indexed = (try? await BlockingWork.run { _ in try store.indexPendingMemos() }) ?? 0
+            let (store, chunkBytes, interruption) = (store, chunkBytes, interruption)
+            let indexed: Int
+            do {
+                indexed = try await BlockingWork.run { _ in
+                    try store.indexPendingMemos(byteBudget: chunkBytes, interruption: interruption)
+                }
+            } catch StoreError.cancelled {
+                continue  // a message arrived: the next quiet period starts from it
+            } catch {
+                indexed = 0
+            }
             if indexed > 0 {
                 indexedSinceIdle += indexed
                 continue

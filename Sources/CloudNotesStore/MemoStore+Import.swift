@@ -186,30 +186,3 @@ extension MemoStore {
         return chosen
     }
 }
-
-// MARK: - Background indexing
-
-extension MemoStore {
-    /// Adds to the full-text index some of the memos it does not hold yet (imports, long texts), about
-    /// `byteBudget` bytes of text in one short transaction. Returns how many it indexed; 0 when none is left.
-    ///
-    /// Searches are right whether or not this has run: they read unindexed memos' text directly. A text
-    /// that holds NUL stays out for good: the index would end it at the NUL. (Looking for the NUL reads
-    /// each candidate's text, those kept out included, at every call: one pass over them a second when
-    /// idle, nothing for a store without NUL.)
-    public func indexPendingMemos(byteBudget: Int = 64 * 1024) throws -> Int {
-        try write { db in
-            let chosen = try Self.leadingLocalIDs(
-                Row.fetchCursor(db, sql: """
-                    SELECT localID, length(text) FROM memo
-                    WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL AND instr(text, X'00') = 0 LIMIT 500
-                    """),
-                withinBytes: byteBudget)
-            guard !chosen.isEmpty else { return 0 }
-            try db.execute(
-                sql: "UPDATE memo SET indexed = 1 WHERE localID IN (SELECT value FROM json_each(?))",
-                arguments: [Self.jsonArray(chosen)])
-            return chosen.count
-        }
-    }
-}

@@ -45,6 +45,35 @@ struct BackgroundIndexerTests {
         #expect(!bulkWork.isUnderWay)
     }
 
+    @Test("a message that arrives during a chunk stops it; the indexer starts again once the client is quiet")
+    func messageInterruptsChunk() async throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let text = String(repeating: "다람쥐 헌 쳇바퀴에 타고파 quick brown fox ", count: 40)
+        _ = try store.importMemos((0..<2000).map { MemoStore.NewMemo(text: "memo \($0)\n" + text, modifiedAt: Int64($0)) })
+        // Chunks of 500 memos (the most one takes): a tenth of a second or more each.
+        let indexer = BackgroundIndexer(store: store, bulkWork: BulkWork(), logger: Logger(label: "test"), chunkBytes: 64 << 20)
+        indexer.start()
+        defer { indexer.stop() }
+        try await waitUntil { indexer.interruption.isArmed }
+        indexer.noteActivity()
+        try await store.writer.write { _ in }  // waits for the chunk's end: its rollback, or its commit
+        #expect(try unindexedCount(store) == 2000)  // rolled back, not committed
+        try await waitUntil { try unindexedCount(store) == 0 }
+    }
+
+    private func waitUntil(_ condition: () throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try !condition() {
+            #expect(ContinuousClock.now < deadline)
+            if ContinuousClock.now >= deadline { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    private func temporaryStorePath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("cloudnotes-tests-\(UUID().uuidString)/notes.sqlite").path
+    }
+
     private func unindexedCount(_ store: MemoStore) throws -> Int {
         try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo WHERE indexed = 0") ?? 0 }
     }
