@@ -18,13 +18,15 @@ final class BackgroundIndexer: Sendable {
     private let chunkBytes: Int
     private let lastActivity = Mutex(ContinuousClock.now)
     private let task = Mutex<Task<Void, Never>?>(nil)
-    let interruption = IndexingInterruption()
+    private let interruption: IndexingInterruption
 
-    init(store: MemoStore, bulkWork: BulkWork, logger: Logger, chunkBytes: Int = 64 * 1024) {
+    init(store: MemoStore, bulkWork: BulkWork, logger: Logger, chunkBytes: Int = 64 * 1024,
+         interruption: IndexingInterruption = IndexingInterruption()) {
         self.store = store
         self.bulkWork = bulkWork
         self.logger = logger
         self.chunkBytes = chunkBytes
+        self.interruption = interruption
     }
 
     /// Notes that a message arrived: the chunk under way stops, and indexing waits for the next quiet period.

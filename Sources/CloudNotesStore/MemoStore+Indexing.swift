@@ -54,8 +54,12 @@ public final class IndexingInterruption: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Called as each chunk's statements start (for tests).
+    private let didArm: (@Sendable () -> Void)?
 
-    public init() {}
+    public init() { didArm = nil }
+
+    init(didArm: @escaping @Sendable () -> Void) { self.didArm = didArm }
 
     /// Whether a chunk's statements are running now (for tests).
     var isArmed: Bool { state.withLock { $0.connection != nil } }
@@ -75,6 +79,7 @@ public final class IndexingInterruption: Sendable {
         guard let interruption, let connection = db.sqliteConnection else { return try body {} }
         interruption.state.withLock { $0 = State(connection: ConnectionHandle(connection: connection)) }
         defer { interruption.state.withLock { $0 = State() } }
+        interruption.didArm?()
         do {
             return try body {
                 if interruption.state.withLock({ $0.interrupted }) { throw StoreError.cancelled }

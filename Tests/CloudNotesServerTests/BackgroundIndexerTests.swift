@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 import Testing
 
 @testable import CloudNotesServer
@@ -50,23 +51,32 @@ struct BackgroundIndexerTests {
         let store = try MemoStore(path: temporaryStorePath())
         let text = String(repeating: "다람쥐 헌 쳇바퀴에 타고파 quick brown fox ", count: 40)
         _ = try store.importMemos((0..<2000).map { MemoStore.NewMemo(text: "memo \($0)\n" + text, modifiedAt: Int64($0)) })
-        // Chunks of 500 memos (the most one takes): a tenth of a second or more each.
-        let indexer = BackgroundIndexer(store: store, bulkWork: BulkWork(), logger: Logger(label: "test"), chunkBytes: 64 << 20)
+        // The first chunk hears of a message as it starts; the ones after it, none.
+        let indexerBox = Mutex<BackgroundIndexer?>(nil)
+        let chunksStarted = Atomic(0)
+        let interruption = IndexingInterruption(didArm: {
+            if chunksStarted.add(1, ordering: .relaxed).newValue == 1 {
+                indexerBox.withLock { $0 }?.noteActivity()
+            }
+        })
+        let indexer = BackgroundIndexer(store: store, bulkWork: BulkWork(), logger: Logger(label: "test"),
+                                        interruption: interruption)
+        indexerBox.withLock { $0 = indexer }
         indexer.start()
         defer { indexer.stop() }
-        try await waitUntil { indexer.interruption.isArmed }
-        indexer.noteActivity()
-        try await store.writer.write { _ in }  // waits for the chunk's end: its rollback, or its commit
+        try await waitUntil { chunksStarted.load(ordering: .relaxed) >= 1 }
+        try await store.writer.write { _ in }  // waits for the first chunk's end: its rollback, or its commit
         #expect(try unindexedCount(store) == 2000)  // rolled back, not committed
         try await waitUntil { try unindexedCount(store) == 0 }
+        #expect(chunksStarted.load(ordering: .relaxed) > 1)
     }
 
     private func waitUntil(_ condition: () throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while try !condition() {
             #expect(ContinuousClock.now < deadline)
             if ContinuousClock.now >= deadline { return }
-            try await Task.sleep(for: .milliseconds(1))
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 
