@@ -9,6 +9,15 @@ updates, with the benchmark's own driver and data; or imports.
 With --import N the binaries take turns importing the benchmark's N memos (its seed) into a fresh store:
 each import's time, what it wrote for storage (`write_bytes` of /proc/PID/io) and the server's peak RSS.
 
+With --typing-while-indexing N each binary in turn imports the benchmark's N memos, then types into a
+1 KB memo while its background indexer indexes them: one `memo/update` after each pause of 0.35 s (longer
+than the indexer's quiet period, so that each keystroke finds a chunk under way), timed one at a time.
+
+With --first-sync N the first binary publishes the benchmark's N memos to a folder remote once (through
+the shell: `cloudnotes import`, `cloudnotes sync`); then each binary in turn serves a fresh store and
+syncs it with that remote (`sync/configure`, which starts a sync, then `sync/now`): the time until
+`sync/now` is answered, and what the server wrote for storage meanwhile.
+
 Wall time: the binaries take turns, round after round (the order rotates), on one store, so that the
 machine's drift (its speed moves severalfold within an hour here) reaches them alike; it prints each
 binary's median over the rounds and its ratio to the first binary.
@@ -29,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cloudnotes_bench as bench  # noqa: E402
@@ -150,12 +160,21 @@ def callgrind(binaries: dict, store: str, texts: dict, args) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
-def imports(binaries: dict, folder: str, args) -> None:
-    memos, _ = bench.generate_memos(args.import_count, 20240521, "xylophone")
-    data = os.path.join(folder, "memos.json")
-    with open(data, "w", encoding="utf-8") as f:
+def write_benchmark_memos(count: int, path: str) -> None:
+    """The benchmark's `count` memos (its seed), as an import file."""
+    memos, _ = bench.generate_memos(count, 20240521, "xylophone")
+    with open(path, "w", encoding="utf-8") as f:
         json.dump(memos, f, ensure_ascii=False, separators=(",", ":"))
-    del memos
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+def imports(binaries: dict, folder: str, args) -> None:
+    data = os.path.join(folder, "memos.json")
+    write_benchmark_memos(args.import_count, data)
     results = {name: [] for name in binaries}
     names = list(binaries)
     for r in range(args.rounds):
@@ -183,6 +202,72 @@ def imports(binaries: dict, folder: str, args) -> None:
               f"peak RSS {max(m for _, _, m in runs):5.1f} MB   runs: {' '.join(f'{t:.2f}' for t, _, _ in runs)}")
 
 
+def typing_while_indexing(binaries: dict, folder: str, args) -> None:
+    data = os.path.join(folder, "memos.json")
+    write_benchmark_memos(args.indexing_count, data)
+    pause, keystrokes = 0.35, 120
+    results = {name: [] for name in binaries}
+    names = list(binaries)
+    for r in range(args.rounds):
+        for name in in_turns(names, r):
+            store = os.path.join(folder, f"typing-{name}.sqlite")
+            bench.remove_store(store)
+            d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
+            text = "typing while the import is indexed\n" + "x" * 1000
+            memo_id, version = new_memo(d, text)
+            d.call("memo/import", {"path": data})
+            for _ in range(keystrokes):
+                time.sleep(pause)
+                text += "a"
+                rid, line = update_line(d, memo_id, text, version)
+                elapsed, response, _ = d.round_trip(line)
+                version = d.check(rid, response, "memo/update")["memo"]["version"]
+                results[name].append(elapsed / 1e6)
+            d.shutdown()
+            bench.remove_store(store)
+    print(f"memo/update of a 1 KB memo after pauses of {pause} s, while the background indexer indexes "
+          f"{args.indexing_count:,} imported memos ({keystrokes} per run, {args.rounds} runs each, in turns):")
+    for name in names:
+        times = results[name]
+        print(f"{name:>8}  p50 {percentile(times, 0.5):6.2f} ms   p90 {percentile(times, 0.9):6.2f} ms   "
+              f"p99 {percentile(times, 0.99):6.2f} ms   max {max(times):6.2f} ms")
+
+
+def first_sync(binaries: dict, folder: str, args) -> None:
+    names = list(binaries)
+    data, remote, publisher = (os.path.join(folder, name) for name in ("memos.json", "remote", "publisher.sqlite"))
+    write_benchmark_memos(args.sync_count, data)
+    os.mkdir(remote)
+    shell = {"env": {**os.environ, "HOME": folder}, "check": True, "capture_output": True}
+    subprocess.run([binaries[names[0]], "import", data, "--store", publisher], **shell)
+    subprocess.run([binaries[names[0]], "sync", "--store", publisher, "--remote", "file://" + remote], **shell)
+    results = {name: [] for name in binaries}
+    for r in range(args.rounds):
+        for name in in_turns(names, r):
+            store = os.path.join(folder, f"sync-{name}.sqlite")
+            bench.remove_store(store)
+            d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
+            before = bench.written_bytes(d.proc.pid)
+            started = time.perf_counter()
+            d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
+            result, _ = d.call("sync/now", {})
+            elapsed = time.perf_counter() - started
+            written = bench.bytes_between(before, bench.written_bytes(d.proc.pid))
+            memos, _ = d.call("memo/list", {"offset": 0, "limit": 1})
+            if memos["total"] != args.sync_count:
+                raise bench.BenchError(f"{name}: the store holds {memos['total']:,} memos after the sync")
+            d.shutdown()
+            bench.remove_store(store)
+            results[name].append((elapsed, (written or 0) / 1e6))
+    print(f"first sync of a fresh store with a remote of {args.sync_count:,} memos (folder): medians of {args.rounds} runs in turns")
+    base = statistics.median(t for t, _ in results[names[0]])
+    for name in names:
+        runs = results[name]
+        seconds = statistics.median(t for t, _ in runs)
+        print(f"{name:>8} {seconds:6.2f} s  {seconds / base:5.2f}x {names[0]}   "
+              f"written meanwhile {statistics.median(w for _, w in runs):6,.0f} MB   runs: {' '.join(f'{t:.2f}' for t, _ in runs)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("binaries", nargs="+", metavar="NAME=PATH", help="the first is the baseline of the ratios")
@@ -192,6 +277,10 @@ def main() -> None:
     parser.add_argument("--callgrind", action="store_true", help="count instructions instead of timing")
     parser.add_argument("--import", dest="import_count", type=int, metavar="N",
                         help="time imports of the benchmark's N memos instead of typing")
+    parser.add_argument("--typing-while-indexing", dest="indexing_count", type=int, metavar="N",
+                        help="time keystrokes while the background indexer indexes N imported memos")
+    parser.add_argument("--first-sync", dest="sync_count", type=int, metavar="N",
+                        help="time a fresh store's first sync with a remote of N memos")
     args = parser.parse_args()
     binaries = {}
     for item in args.binaries:
@@ -199,10 +288,12 @@ def main() -> None:
         if not sep or not os.access(path, os.X_OK):
             sys.exit(f"compare: expected NAME=PATH of an executable, got {item!r}")
         binaries[name] = os.path.abspath(path)
-    if args.import_count:
-        with tempfile.TemporaryDirectory(prefix="compare-import-") as folder:
-            imports(binaries, folder, args)
-        return
+    for count, mode in ((args.import_count, imports), (args.indexing_count, typing_while_indexing),
+                        (args.sync_count, first_sync)):
+        if count:
+            with tempfile.TemporaryDirectory(prefix="compare-") as folder:
+                mode(binaries, folder, args)
+            return
     if args.callgrind:
         args.ops = min(args.ops, 100)
     memos, _ = bench.generate_memos(1000, 20240521, "xylophone")

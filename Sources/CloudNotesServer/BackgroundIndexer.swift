@@ -47,6 +47,7 @@ final class BackgroundIndexer: Sendable {
     private func run() async {
         var indexedSinceIdle = 0
         while !Task.isCancelled {
+            interruption.reset()  // before the look at the clock: a message after it stops the chunk
             let quietFor = ContinuousClock.now - lastActivity.withLock { $0 }
             if quietFor < Self.quietPeriod {
                 try? await Task.sleep(for: Self.quietPeriod - quietFor)

@@ -56,7 +56,8 @@ public struct ServerConfiguration: Sendable {
 ///    view as rule 5 says, and `sync/didChange` may arrive between any two messages.
 /// 7. The background indexer (imported and long memos into the full-text index) works only while the
 ///    client has been quiet for a moment and no sync or import runs (`BulkWork`), one short
-///    transaction at a time: any request overtakes it.
+///    transaction at a time, and a message that arrives during one stops it (`IndexingInterruption`;
+///    the chunk rolls back): any request overtakes it.
 /// 8. Checkpoints of the write-ahead log run on a connection and a queue of their own
 ///    (`LogCheckpointer`), beside requests: a commit waits for one only when the log has grown past
 ///    10,000 pages without a pause.

@@ -40,58 +40,56 @@ extension MemoStore {
 /// Stops the indexing chunk under way from another thread, so that a request arriving meanwhile takes
 /// the write lock at once instead of waiting for the chunk (10–50 ms for 64 KB of text, merges included).
 ///
-/// Only the chunk's own statements can be interrupted: the connection is handed out while they run,
-/// and taken back before the commit. `sqlite3_interrupt` stops a statement under way; one called between
-/// two statements, when none runs, affects nothing that starts later (SQLite's rule), so the chunk also
-/// checks for an interruption before its next statement. An interruption thus never reaches the
-/// request's own transaction. An interrupted chunk is rolled back whole; the memos it held stay
-/// unindexed until the next one.
+/// An interruption asked for (`interrupt`) stays asked for until the indexer `reset`s it, as it decides
+/// to index: a chunk that starts after it, or is running, ends at its next check. The chunk checks as it
+/// starts, before its update, and, through SQLite's progress handler, every few dozen steps of its
+/// statements, which then fail with `SQLITE_INTERRUPT`. The handler is on the connection only while the
+/// chunk's statements run; the commit and every other transaction run without it. (Not
+/// `sqlite3_interrupt`: its flag stays set on the connection while FTS5 holds a blob open after a write,
+/// and then fails the chunk's commit as a write error.) An interrupted chunk is rolled back whole; the
+/// memos it held stay unindexed until the next one.
 public final class IndexingInterruption: Sendable {
-    private struct State {
-        /// The connection, while a chunk's statements run on it.
-        var connection: ConnectionHandle?
-        var interrupted = false
-    }
+    private let requested = Atomic(false)
+    /// Called as each chunk starts (for tests).
+    private let didStartChunk: (@Sendable () -> Void)?
 
-    private let state = Mutex(State())
-    /// Called as each chunk's statements start (for tests).
-    private let didArm: (@Sendable () -> Void)?
+    public init() { didStartChunk = nil }
 
-    public init() { didArm = nil }
+    init(didStartChunk: @escaping @Sendable () -> Void) { self.didStartChunk = didStartChunk }
 
-    init(didArm: @escaping @Sendable () -> Void) { self.didArm = didArm }
-
-    /// Whether a chunk's statements are running now (for tests).
-    var isArmed: Bool { state.withLock { $0.connection != nil } }
-
-    /// Stops the chunk under way, if any.
+    /// Stops the chunk under way, or the next one if none is.
     public func interrupt() {
-        state.withLock { state in
-            guard let handle = state.connection else { return }
-            state.interrupted = true
-            sqlite3_interrupt(handle.connection)
-        }
+        requested.store(true, ordering: .sequentiallyConsistent)
     }
+
+    /// Forgets the interruptions asked for until now: the indexer calls it before it looks whether the
+    /// client is quiet, so that a message that arrives after that look stops the chunk it decides on.
+    public func reset() {
+        requested.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    private var isRequested: Bool { requested.load(ordering: .sequentiallyConsistent) }
+
+    /// How many virtual machine steps SQLite takes between two calls of the progress handler.
+    static let stepsBetweenChecks: Int32 = 64
 
     /// Runs `body` (a chunk's statements on `db`) where `interruption`, if any, can stop it. `body` calls
     /// the function it is given before each statement after the first.
     static func run<T>(_ interruption: IndexingInterruption?, on db: Database, _ body: (_ check: () throws -> Void) throws -> T) throws -> T {
         guard let interruption, let connection = db.sqliteConnection else { return try body {} }
-        interruption.state.withLock { $0 = State(connection: ConnectionHandle(connection: connection)) }
-        defer { interruption.state.withLock { $0 = State() } }
-        interruption.didArm?()
+        interruption.didStartChunk?()
+        let check = { if interruption.isRequested { throw StoreError.cancelled } }
+        try check()
+        // Unretained: the handler is removed below, while `interruption` is still held here.
+        sqlite3_progress_handler(connection, stepsBetweenChecks, { context in
+            Unmanaged<IndexingInterruption>.fromOpaque(context!).takeUnretainedValue().isRequested ? 1 : 0
+        }, Unmanaged.passUnretained(interruption).toOpaque())
+        defer { sqlite3_progress_handler(connection, 0, nil, nil) }
         do {
-            return try body {
-                if interruption.state.withLock({ $0.interrupted }) { throw StoreError.cancelled }
-            }
+            return try body(check)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             // Not a failure of the store: `write` must keep the list orders in memory.
             throw StoreError.cancelled
         }
-    }
-
-    /// A connection handed to another thread for `sqlite3_interrupt`, which SQLite allows from any thread.
-    private struct ConnectionHandle: @unchecked Sendable {
-        let connection: OpaquePointer
     }
 }

@@ -51,12 +51,16 @@ struct BackgroundIndexerTests {
         let store = try MemoStore(path: temporaryStorePath())
         let text = String(repeating: "다람쥐 헌 쳇바퀴에 타고파 quick brown fox ", count: 40)
         _ = try store.importMemos((0..<2000).map { MemoStore.NewMemo(text: "memo \($0)\n" + text, modifiedAt: Int64($0)) })
-        // The first chunk hears of a message as it starts; the ones after it, none.
+        // A message arrives as the first chunk starts. The second waits, as it starts, until the test
+        // has counted what the first left.
         let indexerBox = Mutex<BackgroundIndexer?>(nil)
         let chunksStarted = Atomic(0)
-        let interruption = IndexingInterruption(didArm: {
-            if chunksStarted.add(1, ordering: .relaxed).newValue == 1 {
-                indexerBox.withLock { $0 }?.noteActivity()
+        let counted = DispatchSemaphore(value: 0)
+        let interruption = IndexingInterruption(didStartChunk: {
+            switch chunksStarted.add(1, ordering: .sequentiallyConsistent).newValue {
+            case 1: indexerBox.withLock { $0 }?.noteActivity()
+            case 2: counted.wait()
+            default: break
             }
         })
         let indexer = BackgroundIndexer(store: store, bulkWork: BulkWork(), logger: Logger(label: "test"),
@@ -64,11 +68,10 @@ struct BackgroundIndexerTests {
         indexerBox.withLock { $0 = indexer }
         indexer.start()
         defer { indexer.stop() }
-        try await waitUntil { chunksStarted.load(ordering: .relaxed) >= 1 }
-        try await store.writer.write { _ in }  // waits for the first chunk's end: its rollback, or its commit
-        #expect(try unindexedCount(store) == 2000)  // rolled back, not committed
+        try await waitUntil { chunksStarted.load(ordering: .sequentiallyConsistent) >= 2 }
+        #expect(try unindexedCount(store) == 2000)  // the first chunk rolled back, not committed
+        counted.signal()
         try await waitUntil { try unindexedCount(store) == 0 }
-        #expect(chunksStarted.load(ordering: .relaxed) > 1)
     }
 
     private func waitUntil(_ condition: () throws -> Bool) async throws {

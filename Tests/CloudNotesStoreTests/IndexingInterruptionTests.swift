@@ -7,66 +7,56 @@ import Testing
 
 @Suite("Interrupting an indexing chunk")
 struct IndexingInterruptionTests {
-    /// 2,000 memos of about 2 KB: a chunk takes 500 of them (the most one takes), a tenth of a second or more.
-    private func storeWithPendingMemos() throws -> (MemoStore, [String]) {
+    /// A store of 1,000 memos of about 8 KB waiting for the indexer: a chunk takes 500 of them (the most
+    /// one takes), and its update takes a good part of a second.
+    private func storeWithPendingMemos() throws -> MemoStore {
         let store = try MemoStore(path: temporaryStorePath())
-        let texts = (0..<2000).map { index in
-            "memo \(index)\n" + String(repeating: "다람쥐 헌 쳇바퀴에 타고파 quick brown fox \(index) ", count: 40)
-        }
-        _ = try store.importMemos(texts.enumerated().map { MemoStore.NewMemo(text: $1, modifiedAt: Int64($0)) })
-        return (store, texts)
+        let text = String(repeating: "다람쥐 헌 쳇바퀴에 타고파 quick brown fox ", count: 160)
+        _ = try store.importMemos((0..<1000).map { MemoStore.NewMemo(text: "memo \($0)\n" + text, modifiedAt: Int64($0)) })
+        return store
     }
 
-    @Test("a chunk interrupted from another thread throws cancelled, changes nothing, and the next chunk indexes it")
-    func interruptedChunkRollsBack() throws {
-        let (store, _) = try storeWithPendingMemos()
-        let interruption = IndexingInterruption()
-        // A chunk on a thread of its own, as the server runs it (`BlockingWork`), interrupted once seen
-        // running. A chunk that ends before the interruption is seen running is left to end, and the
-        // next one is tried.
-        var interrupted = false
-        for _ in 0..<4 where !interrupted {
-            let waiting = try unindexedCount(store)
-            let outcome = Mutex<Result<Int, any Error>?>(nil)
+    @Test("a chunk interrupted during its update throws cancelled, changes nothing, and leaves the connection as it was")
+    func interruptedDuringUpdate() async throws {
+        let store = try storeWithPendingMemos()
+        // 50 ms into the first chunk: past its choice of memos, inside its update.
+        let box = Mutex<IndexingInterruption?>(nil)
+        let chunksStarted = Atomic(0)
+        let interruption = IndexingInterruption(didStartChunk: {
+            guard chunksStarted.add(1, ordering: .relaxed).newValue == 1 else { return }
             Thread.detachNewThread {
-                let result = Result { try store.indexPendingMemos(byteBudget: 64 << 20, interruption: interruption) }
-                outcome.withLock { $0 = result }
+                usleep(50_000)
+                box.withLock { $0 }?.interrupt()
             }
-            while !interruption.isArmed, outcome.withLock({ $0 == nil }) { usleep(50) }
-            interruption.interrupt()
-            while outcome.withLock({ $0 == nil }) { usleep(1000) }
-            guard case .failure(let error) = try #require(outcome.withLock { $0 }) else { continue }
-            #expect(error as? StoreError == .cancelled)
-            #expect(!interruption.isArmed)
-            #expect(try unindexedCount(store) == waiting)
-            interrupted = true
-        }
-        #expect(interrupted)
-        // The connection is not left interrupted: the next write and the next chunks go through.
+        })
+        box.withLock { $0 = interruption }
+        #expect(throws: StoreError.cancelled) { try store.indexPendingMemos(byteBudget: 64 << 20, interruption: interruption) }
+        #expect(try unindexedCount(store) == 1000)
+        // The interruption is still asked for, and the progress handler is gone: a write outside a
+        // chunk, which indexes its memo as it goes, is not stopped.
         let memo = try store.create(text: "written after the interruption", now: 5000, filter: nil).memo
-        #expect(memo.version == 1)
         #expect(try store.count(filter: SearchFilter("after the interruption")) == 1)
-        while try store.indexPendingMemos(interruption: interruption) > 0 {}
+        _ = try store.update(id: memo.id, text: "changed after the interruption", baseVersion: 1, now: 5001, filter: nil)
+        interruption.reset()
+        while try store.indexPendingMemos(byteBudget: 64 << 20, interruption: interruption) > 0 {}
         #expect(try unindexedCount(store) == 0)
-        #expect(try store.count(filter: SearchFilter("quick brown fox 1999 ")) == 1)
-        try store.writer.write { db in
+        #expect(try store.count(filter: SearchFilter("memo 999\n다람쥐")) == 1)
+        try await store.writer.write { db in
             try db.execute(sql: "INSERT INTO memo_fts(memo_fts, rank) VALUES ('integrity-check', 1)")
         }
         #expect(try store.integrityCheck() == "ok")
     }
 
-    @Test("an interruption while no chunk runs reaches nothing that starts later")
-    func interruptionBetweenChunks() throws {
-        let (store, _) = try storeWithPendingMemos()
+    @Test("an interruption asked for before a chunk starts stops it, until the indexer resets it")
+    func interruptionBeforeChunk() throws {
+        let store = try storeWithPendingMemos()
         let interruption = IndexingInterruption()
         interruption.interrupt()
-        let memo = try store.create(text: "a write after it", now: 5000, filter: nil).memo
-        interruption.interrupt()
-        _ = try store.update(id: memo.id, text: "a write after it, changed", baseVersion: 1, now: 5001, filter: nil)
-        interruption.interrupt()
-        let waiting = try unindexedCount(store)
+        #expect(throws: StoreError.cancelled) { try store.indexPendingMemos(interruption: interruption) }
+        #expect(try unindexedCount(store) == 1000)
+        interruption.reset()
         #expect(try store.indexPendingMemos(byteBudget: 64 << 20, interruption: interruption) == 500)
-        #expect(try unindexedCount(store) == waiting - 500)
+        #expect(try unindexedCount(store) == 500)
     }
 
     private func unindexedCount(_ store: MemoStore) throws -> Int {

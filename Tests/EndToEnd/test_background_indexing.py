@@ -77,16 +77,23 @@ class HeldRemote:
         self.httpd.server_close()
 
 
+def keep_busy_until(server: Server, started, what: str) -> None:
+    """Sends requests (each one puts the indexer off) until `started()`: the client goes quiet only once
+    the bulk work is under way, however long the server takes to start it."""
+    deadline = time.monotonic() + 10
+    while not started():
+        assert time.monotonic() < deadline, f"{what} never started"
+        server.call("sync/status")
+        time.sleep(QUIET_PERIOD / 6)
+
+
 def test_the_indexer_waits_while_a_sync_runs(servers):
     server = start_with_unindexed_memos(servers)
     remote = HeldRemote()
     try:
         # Configuring a remote starts a sync at once; it waits on the remote's first answer.
         server.call("sync/configure", {"remote": remote.url})
-        deadline = time.monotonic() + 10
-        while remote.requests == 0:
-            assert time.monotonic() < deadline, "the sync never reached the remote"
-            time.sleep(0.01)
+        keep_busy_until(server, lambda: remote.requests > 0, "the sync")
         time.sleep(QUIET_PERIOD * 4)  # the client is quiet: without the sync, the indexer would be done
         assert unindexed(servers.store) == 40
         remote.released.set()
@@ -101,10 +108,22 @@ def test_the_indexer_waits_while_an_import_runs(servers, tmp_root):
     fifo = tmp_root / "import.fifo"
     os.mkfifo(fifo)
     import_id = server.send_request("memo/import", {"path": str(fifo)})
+    writer = None
+
+    def import_started() -> bool:
+        # The server's import opens the pipe for reading: then a writer's open that does not wait succeeds.
+        nonlocal writer
+        try:
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            return False
+        return True
+
+    keep_busy_until(server, import_started, "the import")
     time.sleep(QUIET_PERIOD * 4)
     assert unindexed(servers.store) == 40
-    with open(fifo, "w", encoding="utf-8") as pipe:
-        pipe.write('[{"title": "last", "body": "imported through a pipe", "last_modified": 1600000000}]')
+    os.write(writer, b'[{"title": "last", "body": "imported through a pipe", "last_modified": 1600000000}]')
+    os.close(writer)
     _, response = server.wait_response(import_id)
     assert response["result"]["imported"] == 1, response
     wait_until_indexed(servers.store)

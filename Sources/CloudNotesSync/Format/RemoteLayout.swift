@@ -157,10 +157,10 @@ enum SegmentFile {
             var start = 0
             while let newline = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
                 let end = base.distance(to: UnsafeRawPointer(newline))
-                lines.append(Data(bytes[start..<end]))
+                lines.append(Data(bytes: base + start, count: end - start))
                 start = end + 1
             }
-            lines.append(Data(bytes[start...]))
+            lines.append(Data(bytes: base + start, count: bytes.count - start))
             return lines
         }
     }
