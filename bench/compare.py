@@ -172,26 +172,33 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
+def fresh_stores(binaries: dict, folder: str, rounds: int, prefix: str):
+    """(name, store path) for each binary in turn, round after round, each time a store that does not exist
+    yet, removed once the caller is done with it."""
+    for r in range(rounds):
+        for name in in_turns(list(binaries), r):
+            store = os.path.join(folder, f"{prefix}-{name}.sqlite")
+            bench.remove_store(store)
+            yield name, store
+            bench.remove_store(store)
+
+
 def imports(binaries: dict, folder: str, args) -> None:
     data = os.path.join(folder, "memos.json")
     write_benchmark_memos(args.import_count, data)
     results = {name: [] for name in binaries}
     names = list(binaries)
-    for r in range(args.rounds):
-        for name in in_turns(names, r):
-            store = os.path.join(folder, f"import-{name}.sqlite")
-            bench.remove_store(store)
-            d = start([binaries[name], "serve", "--store", store], name)
-            rid, line = d.request("memo/import", {"path": data})
-            before = bench.written_bytes(d.proc.pid)
-            elapsed, response, _ = d.round_trip(line)
-            written = bench.bytes_between(before, bench.written_bytes(d.proc.pid))
-            if d.check(rid, response, "memo/import").get("imported") != args.import_count:
-                raise bench.BenchError(f"{name}: the import did not import {args.import_count:,} memos")
-            peak = d.vm_kb().get("VmHWM", 0)
-            d.shutdown()
-            bench.remove_store(store)
-            results[name].append((elapsed / 1e9, (written or 0) / 1e6, peak / 1024))
+    for name, store in fresh_stores(binaries, folder, args.rounds, "import"):
+        d = start([binaries[name], "serve", "--store", store], name)
+        rid, line = d.request("memo/import", {"path": data})
+        before = bench.written_bytes(d.proc.pid)
+        elapsed, response, _ = d.round_trip(line)
+        written = bench.bytes_between(before, bench.written_bytes(d.proc.pid))
+        if d.check(rid, response, "memo/import").get("imported") != args.import_count:
+            raise bench.BenchError(f"{name}: the import did not import {args.import_count:,} memos")
+        peak = d.vm_kb().get("VmHWM", 0)
+        d.shutdown()
+        results[name].append((elapsed / 1e9, (written or 0) / 1e6, peak / 1024))
     print(f"memo/import of {args.import_count:,} memos: medians of {args.rounds} alternating runs")
     base = statistics.median(t for t, _, _ in results[names[0]])
     for name in names:
@@ -207,27 +214,22 @@ def typing_while_indexing(binaries: dict, folder: str, args) -> None:
     write_benchmark_memos(args.indexing_count, data)
     pause, keystrokes = 0.35, 120
     results = {name: [] for name in binaries}
-    names = list(binaries)
-    for r in range(args.rounds):
-        for name in in_turns(names, r):
-            store = os.path.join(folder, f"typing-{name}.sqlite")
-            bench.remove_store(store)
-            d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
-            text = "typing while the import is indexed\n" + "x" * 1000
-            memo_id, version = new_memo(d, text)
-            d.call("memo/import", {"path": data})
-            for _ in range(keystrokes):
-                time.sleep(pause)
-                text += "a"
-                rid, line = update_line(d, memo_id, text, version)
-                elapsed, response, _ = d.round_trip(line)
-                version = d.check(rid, response, "memo/update")["memo"]["version"]
-                results[name].append(elapsed / 1e6)
-            d.shutdown()
-            bench.remove_store(store)
+    for name, store in fresh_stores(binaries, folder, args.rounds, "typing"):
+        d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
+        text = "typing while the import is indexed\n" + "x" * 1000
+        memo_id, version = new_memo(d, text)
+        d.call("memo/import", {"path": data})
+        for _ in range(keystrokes):
+            time.sleep(pause)
+            text += "a"
+            rid, line = update_line(d, memo_id, text, version)
+            elapsed, response, _ = d.round_trip(line)
+            version = d.check(rid, response, "memo/update")["memo"]["version"]
+            results[name].append(elapsed / 1e6)
+        d.shutdown()
     print(f"memo/update of a 1 KB memo after pauses of {pause} s, while the background indexer indexes "
           f"{args.indexing_count:,} imported memos ({keystrokes} per run, {args.rounds} runs each, in turns):")
-    for name in names:
+    for name in binaries:
         times = results[name]
         print(f"{name:>8}  p50 {percentile(times, 0.5):6.2f} ms   p90 {percentile(times, 0.9):6.2f} ms   "
               f"p99 {percentile(times, 0.99):6.2f} ms   max {max(times):6.2f} ms")
@@ -242,23 +244,19 @@ def first_sync(binaries: dict, folder: str, args) -> None:
     subprocess.run([binaries[names[0]], "import", data, "--store", publisher], **shell)
     subprocess.run([binaries[names[0]], "sync", "--store", publisher, "--remote", "file://" + remote], **shell)
     results = {name: [] for name in binaries}
-    for r in range(args.rounds):
-        for name in in_turns(names, r):
-            store = os.path.join(folder, f"sync-{name}.sqlite")
-            bench.remove_store(store)
-            d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
-            before = bench.written_bytes(d.proc.pid)
-            started = time.perf_counter()
-            d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
-            result, _ = d.call("sync/now", {})
-            elapsed = time.perf_counter() - started
-            written = bench.bytes_between(before, bench.written_bytes(d.proc.pid))
-            memos, _ = d.call("memo/list", {"offset": 0, "limit": 1})
-            if memos["total"] != args.sync_count:
-                raise bench.BenchError(f"{name}: the store holds {memos['total']:,} memos after the sync")
-            d.shutdown()
-            bench.remove_store(store)
-            results[name].append((elapsed, (written or 0) / 1e6))
+    for name, store in fresh_stores(binaries, folder, args.rounds, "sync"):
+        d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
+        before = bench.written_bytes(d.proc.pid)
+        started = time.perf_counter()
+        d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
+        d.call("sync/now", {})
+        elapsed = time.perf_counter() - started
+        written = bench.bytes_between(before, bench.written_bytes(d.proc.pid))
+        memos, _ = d.call("memo/list", {"offset": 0, "limit": 1})
+        if memos["total"] != args.sync_count:
+            raise bench.BenchError(f"{name}: the store holds {memos['total']:,} memos after the sync")
+        d.shutdown()
+        results[name].append((elapsed, (written or 0) / 1e6))
     print(f"first sync of a fresh store with a remote of {args.sync_count:,} memos (folder): medians of {args.rounds} runs in turns")
     base = statistics.median(t for t, _ in results[names[0]])
     for name in names:
