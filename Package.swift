@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "CloudNotesServerTests",
             dependencies: [
-                "CloudNotesServer", "CloudNotesStore", "CloudNotesProtocol", "CloudNotesTransport",
+                "CloudNotesServer", "CloudNotesStore", "CloudNotesProtocol", "CloudNotesTransport", "CloudNotesTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

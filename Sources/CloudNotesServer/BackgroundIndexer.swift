@@ -14,18 +14,14 @@ final class BackgroundIndexer: Sendable {
     private let store: MemoStore
     private let bulkWork: BulkWork
     private let logger: Logger
-    /// About how many bytes of text one chunk indexes.
-    private let chunkBytes: Int
     private let lastActivity = Mutex(ContinuousClock.now)
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let interruption: IndexingInterruption
 
-    init(store: MemoStore, bulkWork: BulkWork, logger: Logger, chunkBytes: Int = 64 * 1024,
-         interruption: IndexingInterruption = IndexingInterruption()) {
+    init(store: MemoStore, bulkWork: BulkWork, logger: Logger, interruption: IndexingInterruption = IndexingInterruption()) {
         self.store = store
         self.bulkWork = bulkWork
         self.logger = logger
-        self.chunkBytes = chunkBytes
         self.interruption = interruption
     }
 
@@ -57,12 +53,10 @@ final class BackgroundIndexer: Sendable {
                 try? await Task.sleep(for: Self.quietPeriod)
                 continue
             }
-            let (store, chunkBytes, interruption) = (store, chunkBytes, interruption)
+            let (store, interruption) = (store, interruption)
             let indexed: Int
             do {
-                indexed = try await BlockingWork.run { _ in
-                    try store.indexPendingMemos(byteBudget: chunkBytes, interruption: interruption)
-                }
+                indexed = try await BlockingWork.run { _ in try store.indexPendingMemos(interruption: interruption) }
             } catch StoreError.cancelled {
                 continue  // a message arrived: the next quiet period starts from it
             } catch {

@@ -17,7 +17,7 @@ extension MemoStore {
     /// `StoreError.cancelled`, having changed nothing.
     public func indexPendingMemos(byteBudget: Int = 64 * 1024, interruption: IndexingInterruption? = nil) throws -> Int {
         try write { db in
-            try IndexingInterruption.run(interruption, on: db) { checkInterruption in
+            try IndexingInterruption.run(interruption, on: db) {
                 let chosen = try Self.leadingLocalIDs(
                     Row.fetchCursor(db, sql: """
                         SELECT localID, length(text) FROM memo
@@ -25,7 +25,6 @@ extension MemoStore {
                         """),
                     withinBytes: byteBudget)
                 guard !chosen.isEmpty else { return 0 }
-                try checkInterruption()
                 try db.execute(
                     sql: "UPDATE memo SET indexed = 1 WHERE localID IN (SELECT value FROM json_each(?))",
                     arguments: [Self.jsonArray(chosen)])
@@ -41,13 +40,13 @@ extension MemoStore {
 /// the write lock at once instead of waiting for the chunk (10–50 ms for 64 KB of text, merges included).
 ///
 /// An interruption asked for (`interrupt`) stays asked for until the indexer `reset`s it, as it decides
-/// to index: a chunk that starts after it, or is running, ends at its next check. The chunk checks as it
-/// starts, before its update, and, through SQLite's progress handler, every few dozen steps of its
-/// statements, which then fail with `SQLITE_INTERRUPT`. The handler is on the connection only while the
-/// chunk's statements run; the commit and every other transaction run without it. (Not
-/// `sqlite3_interrupt`: its flag stays set on the connection while FTS5 holds a blob open after a write,
-/// and then fails the chunk's commit as a write error.) An interrupted chunk is rolled back whole; the
-/// memos it held stay unindexed until the next one.
+/// to index: a chunk that starts after it, or is running, ends at its next check. SQLite's progress
+/// handler checks every few dozen steps of the chunk's statements, which then fail with
+/// `SQLITE_INTERRUPT`. The handler is on the connection only while the chunk's statements run; the
+/// commit and every other transaction run without it. (Not `sqlite3_interrupt`: its flag stays set on
+/// the connection while FTS5 holds a blob open after a write, and then fails the chunk's commit as a
+/// write error.) An interrupted chunk is rolled back whole; the memos it held stay unindexed until the
+/// next one.
 public final class IndexingInterruption: Sendable {
     private let requested = Atomic(false)
     /// Called as each chunk starts (for tests).
@@ -73,20 +72,17 @@ public final class IndexingInterruption: Sendable {
     /// How many virtual machine steps SQLite takes between two calls of the progress handler.
     static let stepsBetweenChecks: Int32 = 64
 
-    /// Runs `body` (a chunk's statements on `db`) where `interruption`, if any, can stop it. `body` calls
-    /// the function it is given before each statement after the first.
-    static func run<T>(_ interruption: IndexingInterruption?, on db: Database, _ body: (_ check: () throws -> Void) throws -> T) throws -> T {
-        guard let interruption, let connection = db.sqliteConnection else { return try body {} }
+    /// Runs `body` (a chunk's statements on `db`) where `interruption`, if any, can stop it.
+    static func run<T>(_ interruption: IndexingInterruption?, on db: Database, _ body: () throws -> T) throws -> T {
+        guard let interruption, let connection = db.sqliteConnection else { return try body() }
         interruption.didStartChunk?()
-        let check = { if interruption.isRequested { throw StoreError.cancelled } }
-        try check()
         // Unretained: the handler is removed below, while `interruption` is still held here.
         sqlite3_progress_handler(connection, stepsBetweenChecks, { context in
             Unmanaged<IndexingInterruption>.fromOpaque(context!).takeUnretainedValue().isRequested ? 1 : 0
         }, Unmanaged.passUnretained(interruption).toOpaque())
         defer { sqlite3_progress_handler(connection, 0, nil, nil) }
         do {
-            return try body(check)
+            return try body()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             // Not a failure of the store: `write` must keep the list orders in memory.
             throw StoreError.cancelled

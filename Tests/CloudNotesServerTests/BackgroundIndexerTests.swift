@@ -1,3 +1,4 @@
+import CloudNotesTestSupport
 import Foundation
 import GRDB
 import Logging
@@ -81,10 +82,6 @@ struct BackgroundIndexerTests {
             if ContinuousClock.now >= deadline { return }
             try await Task.sleep(for: .milliseconds(5))
         }
-    }
-
-    private func temporaryStorePath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("cloudnotes-tests-\(UUID().uuidString)/notes.sqlite").path
     }
 
     private func unindexedCount(_ store: MemoStore) throws -> Int {

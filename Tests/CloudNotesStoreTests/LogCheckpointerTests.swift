@@ -1,3 +1,4 @@
+import CloudNotesTestSupport
 import Foundation
 import Testing
 

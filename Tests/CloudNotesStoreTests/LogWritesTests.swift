@@ -1,4 +1,5 @@
 import CSQLiteLogWrites
+import CloudNotesTestSupport
 import Foundation
 import GRDB
 import Testing

@@ -1,15 +1,10 @@
+import CloudNotesTestSupport
 import Foundation
 import GRDB
 import Synchronization
 import Testing
 
 @testable import CloudNotesStore
-
-/// A store in a fresh temporary folder.
-func temporaryStorePath() -> String {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cloudnotes-tests-\(UUID().uuidString)")
-    return folder.appendingPathComponent("sub/notes.sqlite").path
-}
 
 @Suite("Memo store")
 struct MemoStoreTests {
