@@ -1,4 +1,5 @@
 import CloudNotesStore
+import Foundation
 import Testing
 
 @testable import CloudNotesSync
@@ -22,6 +23,12 @@ struct SyncRulesTests {
         #expect(root.id == "a8eaf2bfa8dccb6bde7d9126b11d3c3f")
         #expect(revision(nil, parents: [root.id], modifiedAt: 1_700_000_100_000).id == "9562788d56795f3f17f6d23c1319f0ae")
         #expect(rules.conflictCopy(of: memo, losing: root).memo == "2a4aaef7-a6df-7ac0-964a-73f02437965e")
+    }
+
+    @Test("segment hashes are SHA-256 in lowercase hex, all 64 digits (FIPS 180-2's vectors)")
+    func segmentHashes() {
+        #expect(SyncRules.sha256(Data("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SyncRules.sha256(Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
     @Test("a merge does not depend on which side is which")

@@ -12,10 +12,12 @@ public struct SyncRules: RevisionRules {
     public init() {}
 
     public func revisionID(memo: String, parents: [String], content: RevisionContent) -> String {
-        var fields = "cloudnotes-revision-1\n\(memo)\n\(parents.sorted().joined(separator: ","))\n"
-        fields += "\(content.deleted ? "d" : "l")\n\(content.createdAt)\n\(content.modifiedAt)\n"
-        fields += content.text ?? ""
-        return String(Self.sha256(fields).prefix(32))
+        // Hashed in two parts, so that the text (up to 16 MiB) is not copied into the fields first.
+        var hasher = SHA256()
+        hasher.update(utf8Of: "cloudnotes-revision-1\n\(memo)\n\(parents.sorted().joined(separator: ","))\n"
+            + "\(content.deleted ? "d" : "l")\n\(content.createdAt)\n\(content.modifiedAt)\n")
+        if let text = content.text { hasher.update(utf8Of: text) }
+        return String(Self.hex(hasher.finalize()).prefix(32))
     }
 
     public func merge(memo: String, _ a: Revision, _ b: Revision, base: RevisionContent?) -> MergeResult {
@@ -72,13 +74,37 @@ public struct SyncRules: RevisionRules {
     // MARK: Hashing
 
     /// The SHA-256 of the UTF-8 of `text`, in lowercase hex.
-    static func sha256(_ text: String) -> String { sha256(Array(text.utf8)) }
+    static func sha256(_ text: String) -> String {
+        var hasher = SHA256()
+        hasher.update(utf8Of: text)
+        return hex(hasher.finalize())
+    }
 
     /// The SHA-256 of `bytes`, in lowercase hex.
     public static func sha256<Bytes: DataProtocol>(_ bytes: Bytes) -> String {
-        SHA256.hash(data: bytes).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
-        }.joined()
+        hex(SHA256.hash(data: bytes))
+    }
+
+    /// `digest` in lowercase hex, written into one string.
+    ///
+    /// Every revision read or made is hashed: a first sync of 100,000 memos spent a tenth of its time
+    /// making a string per byte of the digests, more than in SHA-256 itself.
+    static func hex(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: SHA256.byteCount * 2) { buffer in
+            for (index, byte) in digest.enumerated() {
+                buffer[2 * index] = digits[Int(byte >> 4)]
+                buffer[2 * index + 1] = digits[Int(byte & 0x0f)]
+            }
+            return SHA256.byteCount * 2
+        }
+    }
+}
+
+extension SHA256 {
+    /// Hashes the UTF-8 of `text` in place, without copying it into an array.
+    mutating func update(utf8Of text: String) {
+        var text = text
+        text.withUTF8 { update(bufferPointer: UnsafeRawBufferPointer($0)) }
     }
 }
