@@ -112,7 +112,13 @@ let package = Package(
         // What several test targets share (a seeded random generator).
         .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CSQLiteLogWrites", "CloudNotesTestSupport"]),
-        .testTarget(name: "CloudNotesSyncTests", dependencies: ["CloudNotesSync", "CloudNotesStore", "CloudNotesTestSupport"]),
+        .testTarget(
+            name: "CloudNotesSyncTests",
+            dependencies: [
+                "CloudNotesSync", "CloudNotesStore", "CloudNotesTestSupport",
+                // To read a query's plan.
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(
             name: "CloudNotesMediatorTests",
             dependencies: [

@@ -37,7 +37,7 @@ actor Dispatcher {
         self.configuration = configuration
         self.cancellations = cancellations
         self.logger = logger
-        sync = SyncCoordinator(store: store, durability: store.durability, writer: writer, settings: configuration.sync,
+        sync = SyncCoordinator(store: store, writer: writer, settings: configuration.sync,
                                bulkWork: bulkWork, logger: logger)
     }
 

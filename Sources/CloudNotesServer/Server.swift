@@ -53,7 +53,10 @@ public struct ServerConfiguration: Sendable {
 ///    between two requests (`list/didReset`, then the selection and the detail as they now are).
 /// 6. Sync (`sync/now`, and the server's own syncs: at start, after edits settle, periodically) runs
 ///    in the background through its own connection to the store; what it changes reaches the split
-///    view as rule 5 says, and `sync/didChange` may arrive between any two messages.
+///    view as rule 5 says, and `sync/didChange` may arrive between any two messages. Its transactions
+///    take turns with the requests' at the write lock in the order they ask for it (`WriteTurns`): a
+///    request waits for the sync's transaction under way, and one that applies a pulled segment commits
+///    after its part under way (about 100 revisions) when a request waits.
 /// 7. The background indexer (imported and long memos into the full-text index) works only while the
 ///    client has been quiet for a moment and no sync or import runs (`BulkWork`), one short
 ///    transaction at a time, and a message that arrives during one stops it (`IndexingInterruption`;

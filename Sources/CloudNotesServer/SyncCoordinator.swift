@@ -17,7 +17,6 @@ import Synchronization
 actor SyncCoordinator {
     /// The store's file; nil for a store in memory, which cannot sync.
     private let storePath: String?
-    private let durability: MemoStore.Durability
     /// The server's own connection, for reading the sync state.
     private let store: MemoStore
     private let writer: MessageWriter
@@ -50,12 +49,11 @@ actor SyncCoordinator {
     private var pendingWait: Task<Void, Never>?
     private var periodic: Task<Void, Never>?
 
-    init(store: MemoStore, durability: MemoStore.Durability, writer: MessageWriter, settings: SyncSettings,
+    init(store: MemoStore, writer: MessageWriter, settings: SyncSettings,
          bulkWork: BulkWork, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.bulkWork = bulkWork
         self.store = store
         self.storePath = store.path
-        self.durability = durability
         self.writer = writer
         self.interval = settings.interval
         self.settleDelay = settings.settleDelay
@@ -248,11 +246,11 @@ actor SyncCoordinator {
     /// The engine for the store's remote, on sync's own connection. A remote that cannot even be
     /// opened (a folder gone, an unmounted share) is a failed sync too, and recorded as one.
     private func makeEngine() throws -> SyncEngine {
-        guard let storePath else { throw SyncError.notConfigured }
+        guard storePath != nil else { throw SyncError.notConfigured }
         guard let remote = try store.syncState().remote else { throw SyncError.notConfigured }
         do {
             if syncStore == nil {
-                syncStore = try MemoStore(path: storePath, durability: durability, discardingAbandonedImports: false)
+                syncStore = try MemoStore(besides: store)
             }
             guard let syncStore else { throw SyncError.notConfigured }
             return SyncEngine(store: syncStore, remote: try openRemote(remote, environment: environment), logger: logger)

@@ -53,6 +53,29 @@ struct ListOrder: Sendable {
         if position < entries.count, entries[position].key == key { entries.remove(at: position) }
     }
 
+    /// Takes out every entry of the memos in `changed` and puts in `entries` (where those memos now
+    /// stand, for the ones still in the list), in one pass over the list: moving each alone costs a
+    /// pass over the list per memo.
+    mutating func replace(_ changed: LocalIDSet, with entries: [Entry]) {
+        let kept = self.entries.filter { !changed.contains($0.localID) }
+        let added = entries.sorted()
+        var merged: [Entry] = []
+        merged.reserveCapacity(kept.count + added.count)
+        var (old, new) = (kept.startIndex, added.startIndex)
+        while old < kept.endIndex, new < added.endIndex {
+            if added[new] < kept[old] {
+                merged.append(added[new])
+                new += 1
+            } else {
+                merged.append(kept[old])
+                old += 1
+            }
+        }
+        merged += kept[old...]
+        merged += added[new...]
+        self.entries = merged
+    }
+
     /// The first position whose key is not below `key` (binary search).
     private func insertionPoint(of key: ListOrderKey) -> Int {
         if let last = entries.last, last.key == key { return entries.count - 1 }

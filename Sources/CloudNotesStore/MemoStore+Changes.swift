@@ -159,6 +159,7 @@ extension MemoStore {
         var change = change
         change.followsChangesElsewhere = change.changedAnything
             ? try countVisibleChange(db) : try takeChangesElsewhere(db)
+        if change.changedAnything { noteSeen(seq: change.memo.seq) }
         return change
     }
 
@@ -169,9 +170,11 @@ extension MemoStore {
         // Refused before SQLite is asked: even a failed write transaction makes it drop its cache.
         if isReadOnly { throw StoreError.writeFailed("the store is read-only") }
         do {
-            return try writer.write { db in
-                try dropCacheIfChangedElsewhere(db)
-                return try body(db)
+            return try writeTurns.take {
+                try writer.write { db in
+                    try followChangesElsewhere(db)
+                    return try body(db)
+                }
             }
         } catch let error as StoreError {
             // A change refuses (not found, conflict, cancelled) before it touches the orders in memory.

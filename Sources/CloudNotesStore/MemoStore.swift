@@ -28,6 +28,9 @@ public final class MemoStore: Sendable {
     public let durability: Durability
     /// Checkpoints the write-ahead log in the background; nil for a store in memory.
     let checkpointer: LogCheckpointer?
+    /// The order in which this store's write transactions, and those of the stores opened beside it in
+    /// this process, get the file's write lock.
+    let writeTurns: WriteTurns
 
     /// How hard a commit works to reach the disk.
     public enum Durability: String, Sendable, CaseIterable {
@@ -51,11 +54,21 @@ public final class MemoStore: Sendable {
                       discardingAbandonedImports: discardingAbandonedImports, logLimits: .standard)
     }
 
+    /// Opens the file of `store` again, for work beside it in this process (the server's sync): the
+    /// two take turns at the write lock in the order they ask for it (`WriteTurns`), and this one leaves
+    /// unfinished imports alone, since they are this process's own, under way.
+    public convenience init(besides store: MemoStore) throws {
+        guard let path = store.path else { throw StoreError.writeFailed("a store in memory has no file to open again") }
+        try self.init(path: path, durability: store.durability, readOnly: false, discardingAbandonedImports: false,
+                      logLimits: .standard, writeTurns: store.writeTurns)
+    }
+
     /// Opens the store at `path`, checkpointing its write-ahead log at `logLimits`.
     init(path: String, durability: Durability, readOnly: Bool, discardingAbandonedImports: Bool,
-         logLimits: LogCheckpointer.Limits) throws {
+         logLimits: LogCheckpointer.Limits, writeTurns: WriteTurns = WriteTurns()) throws {
         Self.combineLogWrites
         self.path = path
+        self.writeTurns = writeTurns
         self.durability = durability
         if !readOnly { try Self.prepareFile(at: path) }
         let checkpointer = LogCheckpointer(path: path, limits: logLimits)
@@ -119,6 +132,7 @@ public final class MemoStore: Sendable {
         isReadOnly = false
         durability = .committed
         checkpointer = nil
+        writeTurns = WriteTurns()
         var configuration = Configuration()
         configuration.prepareDatabase { db in try Self.prepareConnection(db) }
         writer = try DatabaseQueue(configuration: configuration)

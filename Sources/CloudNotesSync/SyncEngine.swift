@@ -42,6 +42,10 @@ public struct SyncEngine: Sendable {
     /// The most text, and the most revisions, in one segment (a longer memo makes a segment alone).
     static let segmentBytes = 1 << 20
     static let segmentRevisions = 1000
+    /// The parts a pulled segment is applied in (see `MemoStore.apply`): tests make them smaller, and
+    /// commit each.
+    var revisionsPerApplyPart = MemoStore.revisionsPerApplyPart
+    var committingEveryApplyPart = false
 
     public init(store: MemoStore, remote: any Remote, logger: Logger, now: @escaping @Sendable () -> Int64 = currentTime) {
         self.store = store
@@ -247,7 +251,8 @@ public struct SyncEngine: Sendable {
 
     private func apply(_ segment: DecodedSegment, number: Int64, of device: String, into report: inout SyncReport) throws {
         let pulled = PulledSegment(device: device, number: number, hash: segment.hash, revisions: segment.revisions)
-        guard let outcome = try store.apply(pulled, rules: rules, now: now()) else { return }
+        guard let outcome = try store.apply(pulled, rules: rules, now: now(), revisionsPerPart: revisionsPerApplyPart,
+                                                committingEveryPart: committingEveryApplyPart) else { return }
         report.changed.formUnion(outcome.changedMemos)
         report.conflicts += outcome.conflicts
     }

@@ -69,19 +69,10 @@ struct BackgroundIndexerTests {
         indexerBox.withLock { $0 = indexer }
         indexer.start()
         defer { indexer.stop() }
-        try await waitUntil { chunksStarted.load(ordering: .sequentiallyConsistent) >= 2 }
+        try #expect(await waitUntil(timeout: .seconds(60)) { chunksStarted.load(ordering: .sequentiallyConsistent) >= 2 })
         #expect(try unindexedCount(store) == 2000)  // the first chunk rolled back, not committed
         counted.signal()
-        try await waitUntil { try unindexedCount(store) == 0 }
-    }
-
-    private func waitUntil(_ condition: () throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try !condition() {
-            #expect(ContinuousClock.now < deadline)
-            if ContinuousClock.now >= deadline { return }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try #expect(await waitUntil(timeout: .seconds(60)) { try unindexedCount(store) == 0 })
     }
 
     private func unindexedCount(_ store: MemoStore) throws -> Int {

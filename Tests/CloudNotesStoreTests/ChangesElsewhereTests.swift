@@ -93,4 +93,55 @@ struct ChangesElsewhereTests {
         _ = try theirs.delete(id: try #require(try theirs.page(filter: nil, offset: 0, limit: 1).first).id, now: 4, filter: nil)
         #expect(try mine.count(filter: nil) == 2, "a visible change elsewhere is seen")
     }
+
+    // MARK: The list order following other processes' changes
+
+    /// Every memo of `store`'s list, newest first: (title, local id).
+    private func list(_ store: MemoStore) throws -> [String] {
+        try store.page(filter: nil, offset: 0, limit: 1000).map { "\($0.title) \($0.localID)" }
+    }
+
+    @Test("another process's creates, edits and deletes move in the order held in memory, without reading it again")
+    func orderFollowsChangesElsewhere() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        var ids: [String] = []
+        for index in 0..<20 { ids.append(try mine.create(text: "memo \(index)", now: Int64(index), filter: nil).memo.id) }
+        #expect(try mine.count(filter: nil) == 20)
+        let builds = mine.cache.builds.load(ordering: .relaxed)
+        _ = try theirs.create(text: "theirs", now: 5, filter: nil)                       // lands in the middle
+        _ = try theirs.update(id: ids[3], text: "memo 3, edited", baseVersion: nil, now: 100, filter: nil)  // to the top
+        _ = try theirs.delete(id: ids[10], now: 101, filter: nil)
+        _ = try mine.create(text: "mine, after theirs", now: 50, filter: nil)           // a change of mine on top of theirs
+        #expect(try list(mine) == list(try MemoStore(path: path)), "as a fresh read of the file")
+        #expect(try mine.count(filter: nil) == 21)
+        #expect(try mine.page(filter: nil, offset: 0, limit: 1).first?.title == "memo 3, edited")
+        #expect(mine.cache.builds.load(ordering: .relaxed) == builds, "followed, not read again")
+    }
+
+    @Test("many changes elsewhere are read again whole; an import under way elsewhere is in no list until shown")
+    func manyChangesAndImportsElsewhere() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        _ = try mine.create(text: "mine", now: 1, filter: nil)
+        #expect(try mine.count(filter: nil) == 1)
+        var builds = mine.cache.builds.load(ordering: .relaxed)
+        // Past the limit (1,000 for a short list): read again whole.
+        _ = try theirs.importMemos((0..<1001).map { MemoStore.NewMemo(text: "imported \($0)", modifiedAt: Int64($0)) })
+        #expect(try mine.count(filter: nil) == 1002)
+        #expect(mine.cache.builds.load(ordering: .relaxed) == builds + 1)
+        #expect(try list(mine) == list(try MemoStore(path: path)))
+        // A hidden chunk of an import under way is no change; the import shown is followed.
+        builds = mine.cache.builds.load(ordering: .relaxed)
+        var chunks = [[MemoStore.NewMemo(text: "hidden until shown", modifiedAt: 7)]]
+        _ = try theirs.importMemos(isCancelled: { false }, nextChunk: { chunks.isEmpty ? [] : chunks.removeFirst() }, didStore: { _ in
+            _ = try! theirs.create(text: "while their import runs", now: 3000, filter: nil)
+            #expect(try! mine.count(filter: nil) == 1003, "the created memo, not the hidden one")
+        })
+        #expect(try mine.count(filter: nil) == 1004)
+        #expect(try list(mine) == list(try MemoStore(path: path)))
+        #expect(mine.cache.builds.load(ordering: .relaxed) == builds, "followed, not read again")
+    }
 }

@@ -45,4 +45,39 @@ struct ListOrderTests {
             #expect(order.index(of: element.key) == index)
         }
     }
+
+    @Test("replacing the entries of some memos, in one pass, ends as moving each alone", arguments: [1, 2, 3])
+    func replaceInOnePass(seed: UInt64) {
+        var generator = SplitMix64(seed: seed)
+        var entries: [ListOrder.Entry] = []
+        for localID in Int64(1)...500 {
+            entries.append(ListOrder.Entry(key: ListOrderKey(modifiedAt: .random(in: 0..<100, using: &generator), seq: localID),
+                                           localID: localID))
+        }
+        var order = ListOrder(ascending: entries.sorted())
+        var reference = order
+        var seq = Int64(500)
+        for _ in 0..<20 {
+            // Some memos change (new keys), some leave the list, some are new.
+            let changed = (0..<Int.random(in: 0..<40, using: &generator)).compactMap { _ in entries.randomElement(using: &generator) }
+            var moved: [ListOrder.Entry] = []
+            for old in Set(changed) {
+                reference.remove(old.key)
+                entries.removeAll { $0.localID == old.localID }
+                guard Bool.random(using: &generator) else { continue }
+                seq += 1
+                let new = ListOrder.Entry(key: ListOrderKey(modifiedAt: .random(in: 0..<120, using: &generator), seq: seq), localID: old.localID)
+                moved.append(new)
+            }
+            seq += 1
+            let created = ListOrder.Entry(key: ListOrderKey(modifiedAt: .random(in: 0..<120, using: &generator), seq: seq), localID: seq)
+            moved.append(created)
+            for new in moved {
+                reference.insert(new)
+                entries.append(new)
+            }
+            order.replace(LocalIDSet(changed.map(\.localID) + [created.localID]), with: moved.shuffled(using: &generator))
+            #expect(order.entries == reference.entries)
+        }
+    }
 }

@@ -9,11 +9,13 @@ import Testing
 /// and no inserted line is lost (it is in the memo or in a conflict copy).
 @Suite("Convergence")
 struct ConvergenceTests {
-    @Test("three devices, random inserts, creates and syncs, in 12 seeded runs", arguments: 1...12)
-    func devicesConverge(seed: UInt64) async throws {
+    /// Each seed runs twice: applying pulled segments whole, and one memo per transaction.
+    @Test("three devices, random inserts, creates and syncs, 12 seeds", arguments: 1...12, [nil, 1])
+    func devicesConverge(seed: UInt64, revisionsPerApplyPart: Int?) async throws {
         var random = SplitMix64(seed: seed)
         let remote = try newFolderRemote()
         var devices = try (0..<3).map { _ in try Device(remote: remote) }
+        for index in devices.indices { devices[index].revisionsPerApplyPart = revisionsPerApplyPart }
         var tokens: [String] = []
         for step in 0..<40 {
             let index = Int(random.next() % 3)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 @testable import CloudNotesStore
@@ -64,10 +65,14 @@ struct SyncEngineTests {
         }
     }
 
-    @Test("overlapping edits keep both versions: the later in the memo, the other in a conflict copy")
-    func conflictKeepsBoth() async throws {
+    /// Also with `a` applying one memo per transaction: the merge it receives and its conflict copy are
+    /// then applied apart, and the conflict is listed once both are there.
+    @Test("overlapping edits keep both versions: the later in the memo, the other in a conflict copy",
+          arguments: [nil, 1] as [Int?])
+    func conflictKeepsBoth(revisionsPerApplyPart: Int?) async throws {
         let remote = try newFolderRemote()
         var a = try Device(remote: remote), b = try Device(remote: remote)
+        a.revisionsPerApplyPart = revisionsPerApplyPart
         let id = try a.create("title\nbody\n")
         try await a.sync()
         try await b.sync()
@@ -86,6 +91,16 @@ struct SyncEngineTests {
         #expect(try a.memos() == memos)
         #expect(try b.store.openConflicts().map(\.copy) == [copy.key])
         #expect(try a.store.openConflicts().map(\.copy) == [copy.key], "the device that received the merge lists it too")
+    }
+
+    @Test("open conflicts are read from the conflicts, each memo looked up by id, not from a scan of every memo")
+    func openConflictsReadNoScan() throws {
+        let store = try MemoStore(path: Device.newStorePath())
+        let plan = try store.writer.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + MemoStore.openConflictsQuery).map { $0["detail"] as String }
+        }
+        #expect(plan.first?.hasPrefix("SCAN c") == true, "\(plan)")
+        #expect(plan.contains { $0.hasPrefix("SEARCH m USING INDEX") }, "\(plan)")
     }
 
     @Test("three devices editing one line: the latest text stays, each other text gets one copy, in every sync order")

@@ -10,6 +10,8 @@ struct Device {
     let store: MemoStore
     let remote: any Remote
     var clock: Int64 = 1_000
+    /// The parts this device applies a pulled segment in; when set, each is committed alone.
+    var revisionsPerApplyPart: Int?
 
     init(remote: any Remote, path: String = Device.newStorePath()) throws {
         store = try MemoStore(path: path)
@@ -24,7 +26,12 @@ struct Device {
 
     @discardableResult
     func sync(through remote: (any Remote)? = nil) async throws -> SyncReport {
-        try await SyncEngine(store: store, remote: remote ?? self.remote, logger: Logger(label: "test"), now: { 42 }).sync()
+        var engine = SyncEngine(store: store, remote: remote ?? self.remote, logger: Logger(label: "test"), now: { 42 })
+        if let revisionsPerApplyPart {
+            engine.revisionsPerApplyPart = revisionsPerApplyPart
+            engine.committingEveryApplyPart = true
+        }
+        return try await engine.sync()
     }
 
     @discardableResult

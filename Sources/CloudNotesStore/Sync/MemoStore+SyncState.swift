@@ -92,10 +92,15 @@ extension MemoStore {
     /// The conflicts whose copy is still there (deleting the copy settles one).
     public func openConflicts() throws -> [SyncConflict] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT c.memo, c.copy, c.at FROM syncConflict c JOIN memo m ON m.id = c.copy
-                WHERE m.deleted = 0 ORDER BY c.at, c.copy
-                """).map { SyncConflict(memo: $0["memo"], copy: $0["copy"], at: $0["at"]) }
+            try Row.fetchAll(db, sql: Self.openConflictsQuery).map { SyncConflict(memo: $0["memo"], copy: $0["copy"], at: $0["at"]) }
         }
     }
+
+    /// The conflicts drive the join (`CROSS JOIN` keeps them the outer loop): without statistics, SQLite
+    /// scanned every memo and looked each up among the conflicts, 40 ms at 100,000 memos for every
+    /// `sync/status`.
+    static let openConflictsQuery = """
+        SELECT c.memo, c.copy, c.at FROM syncConflict c CROSS JOIN memo m ON m.id = c.copy
+        WHERE m.deleted = 0 ORDER BY c.at, c.copy
+        """
 }
