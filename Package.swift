@@ -109,7 +109,7 @@ let package = Package(
         ),
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport", "CloudNotesTestSupport"]),
-        // What several test targets share (a seeded random generator).
+        // What several test targets share (a seeded random generator, temporary stores, waiting helpers).
         .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CSQLiteLogWrites", "CloudNotesTestSupport"]),
         .testTarget(

@@ -13,6 +13,10 @@ With --typing-while-indexing N each binary in turn imports the benchmark's N mem
 1 KB memo while its background indexer indexes them: one `memo/update` after each pause of 0.35 s (longer
 than the indexer's quiet period, so that each keystroke finds a chunk under way), timed one at a time.
 
+With --typing-while-syncing N the remote is made as for --first-sync; then each binary in turn serves a
+fresh store and types into a 1 KB memo while the server's first sync pulls the N memos: one `memo/update`
+every 0.1 s, timed one at a time, until `sync/now` is answered.
+
 With --first-sync N the first binary publishes the benchmark's N memos to a folder remote once (through
 the shell: `cloudnotes import`, `cloudnotes sync`); then each binary in turn serves a fresh store and
 syncs it with that remote (`sync/configure`, which starts a sync, then `sync/now`): the time until
@@ -235,14 +239,22 @@ def typing_while_indexing(binaries: dict, folder: str, args) -> None:
               f"p99 {percentile(times, 0.99):6.2f} ms   max {max(times):6.2f} ms")
 
 
-def first_sync(binaries: dict, folder: str, args) -> None:
-    names = list(binaries)
+def published_remote(binaries: dict, folder: str, count: int) -> str:
+    """A folder remote holding the benchmark's `count` memos, published once by the first binary through
+    the shell (`cloudnotes import`, `cloudnotes sync`)."""
     data, remote, publisher = (os.path.join(folder, name) for name in ("memos.json", "remote", "publisher.sqlite"))
-    write_benchmark_memos(args.sync_count, data)
+    write_benchmark_memos(count, data)
     os.mkdir(remote)
     shell = {"env": {**os.environ, "HOME": folder}, "check": True, "capture_output": True}
-    subprocess.run([binaries[names[0]], "import", data, "--store", publisher], **shell)
-    subprocess.run([binaries[names[0]], "sync", "--store", publisher, "--remote", "file://" + remote], **shell)
+    first = binaries[list(binaries)[0]]
+    subprocess.run([first, "import", data, "--store", publisher], **shell)
+    subprocess.run([first, "sync", "--store", publisher, "--remote", "file://" + remote], **shell)
+    return remote
+
+
+def first_sync(binaries: dict, folder: str, args) -> None:
+    names = list(binaries)
+    remote = published_remote(binaries, folder, args.sync_count)
     results = {name: [] for name in binaries}
     for name, store in fresh_stores(binaries, folder, args.rounds, "sync"):
         d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
@@ -266,6 +278,48 @@ def first_sync(binaries: dict, folder: str, args) -> None:
               f"written meanwhile {statistics.median(w for _, w in runs):6,.0f} MB   runs: {' '.join(f'{t:.2f}' for t, _ in runs)}")
 
 
+def typing_while_syncing(binaries: dict, folder: str, args) -> None:
+    remote = published_remote(binaries, folder, args.syncing_count)
+    pause = 0.1
+    results = {name: [] for name in binaries}
+    for name, store in fresh_stores(binaries, folder, args.rounds, "typing-sync"):
+        d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
+        text = "typing while the first sync runs\n" + "x" * 1000
+        memo_id, version = new_memo(d, text)
+        d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
+        sync_id, sync_line = d.request("sync/now", {})
+        d.write(sync_line)
+        synced = False
+        while not synced:
+            time.sleep(pause)
+            text += "a"
+            rid, line = update_line(d, memo_id, text, version)
+            started = bench.perf_ns()
+            d.write(line)
+            # Read up to this keystroke's reply; the reply to `sync/now` may come first.
+            while True:
+                got = d.readline()
+                if not got:
+                    raise d.died("typing while syncing")
+                if got.startswith(bench.NOTIFICATION_PREFIX):
+                    continue
+                message = json.loads(got)
+                if message.get("id") == sync_id:
+                    d.check(sync_id, got, "sync/now")
+                    synced = True
+                    continue
+                results[name].append((bench.perf_ns() - started) / 1e6)
+                version = d.check(rid, got, "memo/update")["memo"]["version"]
+                break
+        d.shutdown()
+    print(f"memo/update of a 1 KB memo every {pause} s while a fresh server's first sync pulls "
+          f"{args.syncing_count:,} memos from a folder remote (until the sync ends; {args.rounds} runs each, in turns):")
+    for name in binaries:
+        times = results[name]
+        print(f"{name:>8}  p50 {percentile(times, 0.5):7.2f} ms   p90 {percentile(times, 0.9):7.2f} ms   "
+              f"p99 {percentile(times, 0.99):7.2f} ms   max {max(times):7.2f} ms   n={len(times)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("binaries", nargs="+", metavar="NAME=PATH", help="the first is the baseline of the ratios")
@@ -279,6 +333,8 @@ def main() -> None:
                         help="time keystrokes while the background indexer indexes N imported memos")
     parser.add_argument("--first-sync", dest="sync_count", type=int, metavar="N",
                         help="time a fresh store's first sync with a remote of N memos")
+    parser.add_argument("--typing-while-syncing", dest="syncing_count", type=int, metavar="N",
+                        help="time keystrokes during a fresh store's first sync with a remote of N memos")
     args = parser.parse_args()
     binaries = {}
     for item in args.binaries:
@@ -287,7 +343,7 @@ def main() -> None:
             sys.exit(f"compare: expected NAME=PATH of an executable, got {item!r}")
         binaries[name] = os.path.abspath(path)
     for count, mode in ((args.import_count, imports), (args.indexing_count, typing_while_indexing),
-                        (args.sync_count, first_sync)):
+                        (args.sync_count, first_sync), (args.syncing_count, typing_while_syncing)):
         if count:
             with tempfile.TemporaryDirectory(prefix="compare-") as folder:
                 mode(binaries, folder, args)
