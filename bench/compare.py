@@ -176,6 +176,13 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
 
 
+def print_latencies(results: dict) -> None:
+    """One line per binary: p50, p90, p99 and max of its times in ms, and how many."""
+    for name, times in results.items():
+        print(f"{name:>8}  p50 {percentile(times, 0.5):7.2f} ms   p90 {percentile(times, 0.9):7.2f} ms   "
+              f"p99 {percentile(times, 0.99):7.2f} ms   max {max(times):7.2f} ms   n={len(times)}")
+
+
 def fresh_stores(binaries: dict, folder: str, rounds: int, prefix: str):
     """(name, store path) for each binary in turn, round after round, each time a store that does not exist
     yet, removed once the caller is done with it."""
@@ -233,10 +240,7 @@ def typing_while_indexing(binaries: dict, folder: str, args) -> None:
         d.shutdown()
     print(f"memo/update of a 1 KB memo after pauses of {pause} s, while the background indexer indexes "
           f"{args.indexing_count:,} imported memos ({keystrokes} per run, {args.rounds} runs each, in turns):")
-    for name in binaries:
-        times = results[name]
-        print(f"{name:>8}  p50 {percentile(times, 0.5):6.2f} ms   p90 {percentile(times, 0.9):6.2f} ms   "
-              f"p99 {percentile(times, 0.99):6.2f} ms   max {max(times):6.2f} ms")
+    print_latencies(results)
 
 
 def published_remote(binaries: dict, folder: str, count: int) -> str:
@@ -314,10 +318,7 @@ def typing_while_syncing(binaries: dict, folder: str, args) -> None:
         d.shutdown()
     print(f"memo/update of a 1 KB memo every {pause} s while a fresh server's first sync pulls "
           f"{args.syncing_count:,} memos from a folder remote (until the sync ends; {args.rounds} runs each, in turns):")
-    for name in binaries:
-        times = results[name]
-        print(f"{name:>8}  p50 {percentile(times, 0.5):7.2f} ms   p90 {percentile(times, 0.9):7.2f} ms   "
-              f"p99 {percentile(times, 0.99):7.2f} ms   max {max(times):7.2f} ms   n={len(times)}")
+    print_latencies(results)
 
 
 def main() -> None:
