@@ -15,8 +15,6 @@ import Synchronization
 /// the store, in short transactions, and the split view learns of what it changed as of any other
 /// process's change (concurrency rule 5), between two requests.
 actor SyncCoordinator {
-    /// The store's file; nil for a store in memory, which cannot sync.
-    private let storePath: String?
     /// The server's own connection, for reading the sync state.
     private let store: MemoStore
     private let writer: MessageWriter
@@ -53,7 +51,6 @@ actor SyncCoordinator {
          bulkWork: BulkWork, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.bulkWork = bulkWork
         self.store = store
-        self.storePath = store.path
         self.writer = writer
         self.interval = settings.interval
         self.settleDelay = settings.settleDelay
@@ -66,7 +63,7 @@ actor SyncCoordinator {
     func configure(_ request: SyncConfigureRequest) async throws(ResponseError) -> SyncStatus {
         var normalized: String?
         if let remote = request.remote {
-            guard storePath != nil else { throw .storeUnavailable("a store in memory cannot sync") }
+            guard store.path != nil else { throw .storeUnavailable("a store in memory cannot sync") }
             do {
                 normalized = try RemoteURL(remote).normalized
             } catch {
@@ -246,7 +243,7 @@ actor SyncCoordinator {
     /// The engine for the store's remote, on sync's own connection. A remote that cannot even be
     /// opened (a folder gone, an unmounted share) is a failed sync too, and recorded as one.
     private func makeEngine() throws -> SyncEngine {
-        guard storePath != nil else { throw SyncError.notConfigured }
+        guard store.path != nil else { throw SyncError.notConfigured }  // a store in memory cannot sync
         guard let remote = try store.syncState().remote else { throw SyncError.notConfigured }
         do {
             if syncStore == nil {
