@@ -219,17 +219,31 @@ extension MemoStore {
 
     private func loadAll(_ db: Database) throws {
         guard cache.state.withLock({ $0.all == nil }) else { return }
+        // The memos and the highest number seen in one snapshot: a number read after another commit
+        // could count as seen a change that the memos read lack.
+        guard db.isInsideTransaction else {
+            try db.inTransaction(.deferred) {
+                try loadAll(db)
+                return .commit
+            }
+            return
+        }
         var entries: [ListOrder.Entry] = []
-        // The highest number among the memos read: every change up to it is in them, since a later
-        // commit numbers its changes above every number it sees.
-        var seenSeq: Int64 = 0
+        var newestVisible: Int64 = 0
         let rows = try Row.fetchCursor(
             db, sql: "SELECT modifiedAt, seq, localID FROM memo WHERE \(Self.visible) ORDER BY modifiedAt, seq")
         while let row = try rows.next() {
             let entry = ListOrder.Entry(key: ListOrderKey(modifiedAt: row[0], seq: row[1]), localID: row[2])
-            seenSeq = max(seenSeq, entry.key.seq)
+            newestVisible = max(newestVisible, entry.key.seq)
             entries.append(entry)
         }
+        // Every change up to the highest number is in the order (a later commit numbers its changes
+        // above every number it sees). The memos deleted since the newest visible change count too:
+        // after another process deleted many, each look would otherwise read them again, find too
+        // many, and read the whole order again.
+        let seenSeq = try Int64.fetchOne(db.cachedStatement(sql: """
+            SELECT max(seq) FROM memo WHERE seq > ? AND importBatch IS NULL
+            """), arguments: [newestVisible]) ?? newestVisible
         cache.state.withLock { state in
             state.all = ListOrder(ascending: entries)
             state.seenSeq = seenSeq

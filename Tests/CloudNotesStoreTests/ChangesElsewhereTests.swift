@@ -144,4 +144,23 @@ struct ChangesElsewhereTests {
         #expect(try list(mine) == list(try MemoStore(path: path)))
         #expect(mine.cache.builds.load(ordering: .relaxed) == builds, "followed, not read again")
     }
+
+    @Test("after another process deleted more memos than are followed one by one, the order is read again once, not at every look")
+    func manyDeletesElsewhereReadOnce() throws {
+        let path = temporaryStorePath()
+        let mine = try MemoStore(path: path)
+        let theirs = try MemoStore(path: path)
+        _ = try theirs.importMemos((0..<1200).map { MemoStore.NewMemo(text: "imported \($0)", modifiedAt: Int64($0)) })
+        #expect(try mine.count(filter: nil) == 1200)
+        let builds = mine.cache.builds.load(ordering: .relaxed)
+        for memo in try theirs.page(filter: nil, offset: 0, limit: 1100) {
+            _ = try theirs.delete(id: memo.id, now: 5000, filter: nil)
+        }
+        #expect(try mine.count(filter: nil) == 100)
+        #expect(mine.cache.builds.load(ordering: .relaxed) == builds + 1, "more than 1,000 changes: read again")
+        _ = try theirs.create(text: "one more of theirs", now: 6000, filter: nil)
+        #expect(try mine.count(filter: nil) == 101)
+        #expect(mine.cache.builds.load(ordering: .relaxed) == builds + 1, "the deletes were seen: followed")
+        #expect(try list(mine) == list(try MemoStore(path: path)))
+    }
 }
