@@ -42,6 +42,9 @@ public struct SyncEngine: Sendable {
     /// The most text, and the most revisions, in one segment (a longer memo makes a segment alone).
     static let segmentBytes = 1 << 20
     static let segmentRevisions = 1000
+    /// The most revisions this engine puts in one segment: tests make segments smaller, so that what
+    /// one device wrote reaches another in several steps.
+    var revisionsPerSegment = segmentRevisions
     /// The parts a pulled segment is applied in (see `MemoStore.apply`): tests make them smaller, and
     /// commit each.
     var revisionsPerApplyPart = MemoStore.revisionsPerApplyPart
@@ -157,7 +160,7 @@ public struct SyncEngine: Sendable {
         if head.segments == state.published, head.last == state.publishedHash { return state }
         if head.segments < state.published { throw lostHistory(state) }
         if head.segments == state.published + 1,
-           let recorded = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: Self.segmentRevisions),
+           let recorded = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: revisionsPerSegment),
            recorded.number == head.segments,
            SyncRules.sha256(try SegmentFile.encode(recorded, device: state.device, previous: state.publishedHash)) == head.last {
             // The last sync published the segment and its head, then stopped before recording it.
@@ -262,7 +265,7 @@ public struct SyncEngine: Sendable {
     private func publish(into report: inout SyncReport, progress: @escaping @Sendable (SyncProgress) -> Void) async throws {
         let start = try store.syncState()
         let total = try store.unpublishedRevisionCount()
-        while let segment = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: Self.segmentRevisions) {
+        while let segment = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: revisionsPerSegment) {
             try Task.checkCancellation()
             // Read afresh for every segment: another process may have changed the remote or the device
             // id meanwhile, and a segment must never be written from a state that is gone.

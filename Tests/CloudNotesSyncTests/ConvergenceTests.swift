@@ -5,17 +5,36 @@ import Testing
 
 @testable import CloudNotesSync
 
-/// Random edits on several devices, synced in random orders: every device ends with the same memos,
-/// and no inserted line is lost (it is in the memo or in a conflict copy).
+/// Random edits on several devices, synced in random orders: every device ends with the same memos and
+/// lists the same open conflicts, and no inserted line is lost (it is in the memo or in a conflict copy).
 @Suite("Convergence")
 struct ConvergenceTests {
-    /// Each seed runs twice: applying pulled segments whole, and one memo per transaction.
-    @Test("three devices, random inserts, creates and syncs, 12 seeds", arguments: 1...12, [nil, 1])
-    func devicesConverge(seed: UInt64, revisionsPerApplyPart: Int?) async throws {
+    /// How finely what one device publishes reaches the others.
+    enum Steps: CaseIterable, CustomTestStringConvertible {
+        /// Segments of up to 1,000 revisions, each applied in one transaction.
+        case whole
+        /// Each memo's revisions of a segment applied in a transaction of their own.
+        case memoPerTransaction
+        /// One revision per segment: a merge and the revisions it merges arrive in separate pulls.
+        case revisionPerSegment
+
+        var testDescription: String { "\(self)" }
+
+        func configure(_ device: inout Device) {
+            switch self {
+            case .whole: break
+            case .memoPerTransaction: device.revisionsPerApplyPart = 1
+            case .revisionPerSegment: device.revisionsPerSegment = 1
+            }
+        }
+    }
+
+    @Test("three devices, random inserts, creates and syncs, 12 seeds", arguments: 1...12, Steps.allCases)
+    func devicesConverge(seed: UInt64, steps: Steps) async throws {
         var random = SplitMix64(seed: seed)
         let remote = try newFolderRemote()
         var devices = try (0..<3).map { _ in try Device(remote: remote) }
-        for index in devices.indices { devices[index].revisionsPerApplyPart = revisionsPerApplyPart }
+        for index in devices.indices { steps.configure(&devices[index]) }
         var tokens: [String] = []
         for step in 0..<40 {
             let index = Int(random.next() % 3)
@@ -41,8 +60,10 @@ struct ConvergenceTests {
             for device in devices { try await device.sync() }
         }
         let reference = try devices[0].memos()
+        let referenceConflicts = try devices[0].openConflicts()
         for device in devices.dropFirst() {
             #expect(try device.memos() == reference, "seed \(seed)")
+            #expect(try device.openConflicts() == referenceConflicts, "seed \(seed)")
         }
         let everything = reference.values.joined(separator: "\n")
         for token in tokens {

@@ -12,6 +12,8 @@ struct Device {
     var clock: Int64 = 1_000
     /// The parts this device applies a pulled segment in; when set, each is committed alone.
     var revisionsPerApplyPart: Int?
+    /// The most revisions this device publishes in one segment, when set.
+    var revisionsPerSegment: Int?
 
     init(remote: any Remote, path: String = Device.newStorePath()) throws {
         store = try MemoStore(path: path)
@@ -31,6 +33,7 @@ struct Device {
             engine.revisionsPerApplyPart = revisionsPerApplyPart
             engine.committingEveryApplyPart = true
         }
+        if let revisionsPerSegment { engine.revisionsPerSegment = revisionsPerSegment }
         return try await engine.sync()
     }
 
@@ -48,6 +51,11 @@ struct Device {
     mutating func delete(_ id: String) throws {
         clock += 1
         _ = try store.delete(id: id, now: clock, filter: nil)
+    }
+
+    /// The conflicts this device lists as open: copy → memo (when each was noted differs between devices).
+    func openConflicts() throws -> [String: String] {
+        Dictionary(try store.openConflicts().map { ($0.copy, $0.memo) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Every live memo: id → text.
@@ -98,4 +106,21 @@ final class FaultyRemote: Remote {
     func write(_ path: String, _ data: Data) async throws { try await step { try await inner.write(path, data) } }
     func makeFolder(_ path: String) async throws { try await step { try await inner.makeFolder(path) } }
     func list(_ path: String) async throws -> [String] { try await step { try await inner.list(path) } }
+}
+
+/// A remote as it looks while one device's folder has not reached this machine yet (a synced folder
+/// that copies some devices' files before others'): that device is left out of the list of devices.
+struct RemoteWithoutDevice: Remote {
+    let inner: any Remote
+    let hidden: String
+
+    var displayURL: String { inner.displayURL }
+    var requestCount: Int { inner.requestCount }
+
+    func read(_ path: String) async throws -> Data? { try await inner.read(path) }
+    func write(_ path: String, _ data: Data) async throws { try await inner.write(path, data) }
+    func makeFolder(_ path: String) async throws { try await inner.makeFolder(path) }
+    func list(_ path: String) async throws -> [String] {
+        try await inner.list(path).filter { path != RemoteLayout.devicesPath || $0 != hidden }
+    }
 }

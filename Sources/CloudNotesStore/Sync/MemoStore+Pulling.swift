@@ -137,7 +137,9 @@ extension MemoStore {
     }
 
     /// Lists the conflicts that other devices merged: a merge revision whose losing parent has a
-    /// conflict copy here (the merge and the copy travel together, so both are known by now).
+    /// conflict copy here. The copy is published before its merge, so it is known by the time the merge
+    /// is; the parents may not be (a merge can reach this device before a revision it merges, from
+    /// another device), and such a merge is looked at again when its memo's history is complete.
     private func noteConflictsMergedElsewhere(in revisions: [Revision], rules: some RevisionRules, now: Int64,
                                               _ db: Database) throws {
         for merge in revisions where merge.parents.count == 2 {
@@ -186,9 +188,17 @@ extension MemoStore {
             current = merged
         }
         if current == nil { current = head }
-        let waiting = parents.keys.contains { !graph.isComplete($0) }
-        try db.execute(sql: waiting ? "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)" : "DELETE FROM waitingMemo WHERE memo = ?",
-                       arguments: [id])
+        if parents.keys.contains(where: { !graph.isComplete($0) }) {
+            try db.execute(sql: "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)", arguments: [id])
+        } else {
+            try db.execute(sql: "DELETE FROM waitingMemo WHERE memo = ?", arguments: [id])
+            if db.changesCount > 0 {
+                // Its history is complete at last: a merge pulled while a revision it merges was still
+                // missing could not be told apart from a clean one then.
+                let merges = try parents.filter { $0.value.count == 2 }.keys.sorted().compactMap { try Revision.fetch(id: $0, db) }
+                try noteConflictsMergedElsewhere(in: merges, rules: rules, now: now, db)
+            }
+        }
         guard let current, current != head, let revision = try Revision.fetch(id: current, db) else { return }
         if try adopt(revision, over: local, db) {
             outcome.changedMemos.insert(id)
