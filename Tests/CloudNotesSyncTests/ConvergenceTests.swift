@@ -15,7 +15,7 @@ struct ConvergenceTests {
         case whole
         /// Each memo's revisions of a segment applied in a transaction of their own.
         case memoPerTransaction
-        /// One revision per segment: a merge and the revisions it merges arrive in separate pulls.
+        /// One revision per segment: a conflict copy and its merge reach the others in separate segments.
         case revisionPerSegment
 
         var testDescription: String { "\(self)" }

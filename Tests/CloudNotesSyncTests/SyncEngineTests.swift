@@ -110,8 +110,39 @@ struct SyncEngineTests {
         try #require(conflicts.count == 1)
 
         // c reads a's merge while b's edit, the text that lost, has not reached c yet.
-        try await c.sync(through: RemoteWithoutDevice(inner: remote, hidden: try b.store.syncState().device))
+        try await c.sync(through: LaggingRemote(live: remote, device: try b.store.syncState().device, earlier: nil))
         #expect(try c.openConflicts().isEmpty, "a merge whose losing text is unknown cannot be told from a clean one")
+        try await c.sync()
+        #expect(try c.memos() == a.memos())
+        #expect(try c.openConflicts() == conflicts)
+    }
+
+    @Test("a merge's conflict is listed when its losing revision arrives, even while the memo still waits for another")
+    func conflictListedWhileMemoStillWaits() async throws {
+        let remote = try newFolderRemote()
+        var a = try Device(remote: remote), b = try Device(remote: remote)
+        let c = try Device(remote: remote)
+        let id = try a.create("title\nbody\nmiddle\nmore\nend\n")
+        try await a.sync()
+        try await b.sync()
+        let bDevice = try b.store.syncState().device
+        try b.update(id, "title\nbody from b\nmiddle\nmore\nend\n")
+        a.clock += 10  // a's edit is the later one: b's text goes to the conflict copy
+        try a.update(id, "title\nbody from a\nmiddle\nmore\nend\n")
+        try await b.sync()
+        let bEarlier = try copyOf(remote)  // b's files as far as c's folder will have them
+        try await a.sync()  // the conflict: a copy of b's text, and the merge
+        let conflicts = try a.openConflicts()
+        try #require(conflicts.count == 1)
+        // b edits on from its first edit, unaware of a's merge; a merges that too.
+        try b.update(id, "title\nbody from b\nmiddle\nmore\nend from b\n")
+        try await b.sync(through: LaggingRemote(live: remote, device: try a.store.syncState().device, earlier: nil))
+        try await a.sync()
+
+        try await c.sync(through: LaggingRemote(live: remote, device: bDevice, earlier: nil))
+        #expect(try c.openConflicts().isEmpty, "both merges wait for b's revisions")
+        try await c.sync(through: LaggingRemote(live: remote, device: bDevice, earlier: bEarlier))
+        #expect(try c.openConflicts() == conflicts, "the first merge's losing text is here, while the second merge still waits")
         try await c.sync()
         #expect(try c.memos() == a.memos())
         #expect(try c.openConflicts() == conflicts)

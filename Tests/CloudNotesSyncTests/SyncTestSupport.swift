@@ -108,19 +108,35 @@ final class FaultyRemote: Remote {
     func list(_ path: String) async throws -> [String] { try await step { try await inner.list(path) } }
 }
 
-/// A remote as it looks while one device's folder has not reached this machine yet (a synced folder
-/// that copies some devices' files before others'): that device is left out of the list of devices.
-struct RemoteWithoutDevice: Remote {
-    let inner: any Remote
-    let hidden: String
+/// A remote as one machine sees it while its synced folder has brought only part of it: one device's
+/// files are missing, or still as they were in an earlier copy of the remote.
+struct LaggingRemote: Remote {
+    let live: any Remote
+    let device: String
+    /// Where that device's files are read from; nil while none have arrived.
+    let earlier: (any Remote)?
 
-    var displayURL: String { inner.displayURL }
-    var requestCount: Int { inner.requestCount }
+    var displayURL: String { live.displayURL }
+    var requestCount: Int { live.requestCount }
 
-    func read(_ path: String) async throws -> Data? { try await inner.read(path) }
-    func write(_ path: String, _ data: Data) async throws { try await inner.write(path, data) }
-    func makeFolder(_ path: String) async throws { try await inner.makeFolder(path) }
-    func list(_ path: String) async throws -> [String] {
-        try await inner.list(path).filter { path != RemoteLayout.devicesPath || $0 != hidden }
+    func read(_ path: String) async throws -> Data? {
+        guard path.contains(device) else { return try await live.read(path) }
+        return try await earlier?.read(path)
     }
+
+    func write(_ path: String, _ data: Data) async throws { try await live.write(path, data) }
+    func makeFolder(_ path: String) async throws { try await live.makeFolder(path) }
+
+    func list(_ path: String) async throws -> [String] {
+        if path.contains(device) { return try await earlier?.list(path) ?? [] }
+        let names = try await live.list(path)
+        return path == RemoteLayout.devicesPath && earlier == nil ? names.filter { $0 != device } : names
+    }
+}
+
+/// A copy of the folder remote as it is now.
+func copyOf(_ remote: FolderRemote) throws -> FolderRemote {
+    let path = remote.root + "-copy-\(UUID().uuidString)"
+    try FileManager.default.copyItem(atPath: remote.root, toPath: path)
+    return try FolderRemote(path: path)
 }

@@ -87,7 +87,9 @@ extension MemoStore {
                     next += 1
                 } while next < parts.count && !committingEveryPart && writeTurns.askedFor <= 1
                 if next == parts.count {
-                    try noteConflictsMergedElsewhere(in: segment.revisions, rules: rules, now: now, db)
+                    for merge in segment.revisions where merge.parents.count == 2 {
+                        try noteConflictMergedElsewhere(memo: merge.memo, parents: merge.parents, rules: rules, now: now, db)
+                    }
                     try db.execute(sql: "INSERT OR REPLACE INTO remoteDevice (device, applied, lastHash) VALUES (?, ?, ?)",
                                    arguments: [segment.device, segment.number, segment.hash])
                 }
@@ -105,11 +107,13 @@ extension MemoStore {
     private func apply(part: [Revision], isLast: Bool, rules: some RevisionRules, now: Int64,
                        outcome: inout PullOutcome, _ db: Database) throws {
         var touched = isLast ? Set(try String.fetchAll(db, sql: "SELECT memo FROM waitingMemo")) : []
+        var arrived = Set<String>()
         for revision in part where try revision.insert(segment: 0, db) {
             touched.insert(revision.memo)
+            arrived.insert(revision.id)
         }
         for memo in touched.sorted() {
-            try resolve(memo: memo, rules: rules, now: now, outcome: &outcome, db)
+            try resolve(memo: memo, arrived: arrived, rules: rules, now: now, outcome: &outcome, db)
         }
     }
 
@@ -136,30 +140,29 @@ extension MemoStore {
         try write { db in try db.execute(sql: "DELETE FROM remoteDevice WHERE device = ?", arguments: [device]) }
     }
 
-    /// Lists the conflicts that other devices merged: a merge revision whose losing parent has a
-    /// conflict copy here. The copy is published before its merge, so it is known by the time the merge
-    /// is; the parents may not be (a merge can reach this device before a revision it merges, from
-    /// another device), and such a merge is looked at again when its memo's history is complete.
-    private func noteConflictsMergedElsewhere(in revisions: [Revision], rules: some RevisionRules, now: Int64,
-                                              _ db: Database) throws {
-        for merge in revisions where merge.parents.count == 2 {
-            for parent in merge.parents {
-                guard let losingText = try Revision.fetch(id: parent, db)?.content.text else { continue }
-                let copy = rules.conflictCopyID(memo: merge.memo, losingText: losingText)
-                guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM revision WHERE memo = ?)"),
-                                        arguments: [copy]) == true else { continue }
-                try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",
-                               arguments: [copy, merge.memo, now])
-            }
+    /// Lists the conflict of another device's merge of `parents` in `memo`, if that device made a conflict
+    /// copy of a parent's text. The copy is published before its merge, so it is known by the time the
+    /// merge is; the parent may not be (a merge can arrive before a revision it merges, which another
+    /// device published), so a merge is looked at when it arrives and again when a parent does.
+    private func noteConflictMergedElsewhere(memo: String, parents: [String], rules: some RevisionRules, now: Int64,
+                                             _ db: Database) throws {
+        for parent in parents {
+            guard let losingText = try Revision.fetch(id: parent, db)?.content.text else { continue }
+            let copy = rules.conflictCopyID(memo: memo, losingText: losingText)
+            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM revision WHERE memo = ?)"),
+                                    arguments: [copy]) == true else { continue }
+            try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",
+                           arguments: [copy, memo, now])
         }
     }
 
     // MARK: Resolving one memo
 
     /// Brings `memo` to the merge of its head and every newer revision known here whose history is
-    /// complete; a memo with revisions still missing parents waits for a later pull.
-    private func resolve(memo id: String, rules: some RevisionRules, now: Int64, outcome: inout PullOutcome,
-                         _ db: Database) throws {
+    /// complete; a memo with revisions still missing parents waits for a later pull. `arrived`: the
+    /// revisions just stored.
+    private func resolve(memo id: String, arrived: Set<String>, rules: some RevisionRules, now: Int64,
+                         outcome: inout PullOutcome, _ db: Database) throws {
         let local = try StoredMemo.fetchOne(db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ?"), arguments: [id])
         // An import still adding this memo owns it until it finishes.
         if local?.importBatch != nil { return }
@@ -168,6 +171,12 @@ extension MemoStore {
         for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, parents FROM revision WHERE memo = ?"), arguments: [id]) {
             let list: String = row["parents"]
             parents[row["id"]] = list.isEmpty ? [] : list.split(separator: ",").map(String.init)
+        }
+        // Merges stored before a revision they merge: whether they kept a conflict copy could not be
+        // told then.
+        for (merge, mergeParents) in parents
+        where mergeParents.count == 2 && !arrived.contains(merge) && mergeParents.contains(where: arrived.contains) {
+            try noteConflictMergedElsewhere(memo: id, parents: mergeParents, rules: rules, now: now, db)
         }
         var graph = RevisionGraph(parents: parents)
         // The leaves are folded in id order, starting from none, not from the local head (itself a
@@ -188,17 +197,9 @@ extension MemoStore {
             current = merged
         }
         if current == nil { current = head }
-        if parents.keys.contains(where: { !graph.isComplete($0) }) {
-            try db.execute(sql: "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)", arguments: [id])
-        } else {
-            try db.execute(sql: "DELETE FROM waitingMemo WHERE memo = ?", arguments: [id])
-            if db.changesCount > 0 {
-                // Its history is complete at last: a merge pulled while a revision it merges was still
-                // missing could not be told apart from a clean one then.
-                let merges = try parents.filter { $0.value.count == 2 }.keys.sorted().compactMap { try Revision.fetch(id: $0, db) }
-                try noteConflictsMergedElsewhere(in: merges, rules: rules, now: now, db)
-            }
-        }
+        let waiting = parents.keys.contains { !graph.isComplete($0) }
+        try db.execute(sql: waiting ? "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)" : "DELETE FROM waitingMemo WHERE memo = ?",
+                       arguments: [id])
         guard let current, current != head, let revision = try Revision.fetch(id: current, db) else { return }
         if try adopt(revision, over: local, db) {
             outcome.changedMemos.insert(id)
@@ -230,7 +231,7 @@ extension MemoStore {
             try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",
                            arguments: [copy.memo, memo, now])
             outcome.conflicts += 1
-            try resolve(memo: copy.memo, rules: rules, now: now, outcome: &outcome, db)
+            try resolve(memo: copy.memo, arrived: [], rules: rules, now: now, outcome: &outcome, db)
         }
         try merged.insert(segment: nil, db)
         return merged.id
