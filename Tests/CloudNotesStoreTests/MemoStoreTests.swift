@@ -108,6 +108,19 @@ struct MemoStoreTests {
         }
     }
 
+    @Test("a statement's integers are read through SQLite's calls: every row, in order; a failing statement throws")
+    func allInt64s() throws {
+        let store = try MemoStore()
+        try store.writer.read { db in
+            let values = try db.cachedStatement(sql: "SELECT value FROM json_each(?)")
+            #expect(try values.allInt64s(arguments: ["[3, -1, 9007199254740993, 0]"]) == [3, -1, 9_007_199_254_740_993, 0])
+            #expect(try values.allInt64s(arguments: ["[]"]) == [])
+            let matches = try db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?")
+            #expect(throws: DatabaseError.self) { try matches.allInt64s(arguments: ["\"unterminated"]) }
+            #expect(try matches.allInt64s(arguments: ["\"nowhere\""]) == [], "the statement was reset after its error")
+        }
+    }
+
     @Test("search finds substrings case-insensitively, Korean and short queries included", arguments: [
         ("quick", 1), ("QUICK", 1), ("ui", 1), ("q", 3), ("Z", 0), ("fOx", 1), ("메모", 2), ("메", 2), ("새로운 메모", 1), ("100%", 1), ("a_b", 1),
         ("\"quoted\"", 1), ("x", 1), ("없는", 0), ("%", 1), ("_", 1), ("är", 1), ("ÄR", 1), ("ärger", 1), ("bü", 1),
