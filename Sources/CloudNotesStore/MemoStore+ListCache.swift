@@ -230,13 +230,12 @@ extension MemoStore {
         }
         var entries: [ListOrder.Entry] = []
         var newestVisible: Int64 = 0
-        let rows = try Row.fetchCursor(
-            db, sql: "SELECT modifiedAt, seq, localID FROM memo WHERE \(Self.visible) ORDER BY modifiedAt, seq")
-        while let row = try rows.next() {
-            let entry = ListOrder.Entry(key: ListOrderKey(modifiedAt: row[0], seq: row[1]), localID: row[2])
-            newestVisible = max(newestVisible, entry.key.seq)
-            entries.append(entry)
-        }
+        try db.cachedStatement(sql: "SELECT modifiedAt, seq, localID FROM memo WHERE \(Self.visible) ORDER BY modifiedAt, seq")
+            .forEachRow { row in
+                let entry = ListOrder.Entry(key: ListOrderKey(modifiedAt: row.int64(0), seq: row.int64(1)), localID: row.int64(2))
+                newestVisible = max(newestVisible, entry.key.seq)
+                entries.append(entry)
+            }
         // Every change up to the highest number is in the order (a later commit numbers its changes
         // above every number it sees). The memos deleted since the newest visible change count too:
         // after another process deleted many, each look would otherwise read them again, find too

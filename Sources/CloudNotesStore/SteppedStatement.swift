@@ -27,22 +27,29 @@ extension Statement {
         }
     }
 
-    /// Binds `arguments` and reads the first column of every row as an integer, then resets the statement.
+    /// Binds `arguments`, hands every row to `read` in order, then resets the statement.
     ///
-    /// For a search's matches, tens of thousands of rows: GRDB's cursor, generic over the value's type,
-    /// looked up type metadata for each row, about a tenth of a search for a common term.
-    func allInt64s(arguments: StatementArguments = []) throws -> [Int64] {
+    /// For the reads of many rows (a search's matches, the whole list order): GRDB's cursors, generic
+    /// over the value's type, looked up type metadata for each row, about a tenth of a search for a
+    /// common term.
+    func forEachRow(arguments: StatementArguments = [], _ read: (SteppedRow) throws -> Void) throws {
         setUncheckedArguments(arguments)
         let handle = sqliteStatement
         defer { sqlite3_reset(handle) }
-        var values: [Int64] = []
         while true {
             switch sqlite3_step(handle) {
-            case SQLITE_ROW: values.append(sqlite3_column_int64(handle, 0))
-            case SQLITE_DONE: return values
+            case SQLITE_ROW: try read(SteppedRow(handle: handle))
+            case SQLITE_DONE: return
             case let code: throw stepError(code)
             }
         }
+    }
+
+    /// Every row's first column, as an integer.
+    func allInt64s(arguments: StatementArguments = []) throws -> [Int64] {
+        var values: [Int64] = []
+        try forEachRow(arguments: arguments) { values.append($0.int64(0)) }
+        return values
     }
 
     private func stepError(_ code: Int32) -> DatabaseError {
