@@ -93,59 +93,68 @@ struct SyncEngineTests {
         #expect(try a.store.openConflicts().map(\.copy) == [copy.key], "the device that received the merge lists it too")
     }
 
+    /// Three devices on one remote, after `a` and `b` edited the first body line of one memo (`a` later)
+    /// and `a` merged `b`'s edit: `b`'s text is in a conflict copy, which `a` lists. `c` has not synced.
+    struct ConflictMergedOnA {
+        var remote: FolderRemote
+        var a: Device, b: Device, c: Device
+        var memo: String
+        var conflicts: [String: String]
+        /// The remote as it was before `a` merged: `b`'s edit published, `a`'s not.
+        var beforeMerge: FolderRemote
+
+        init(lines: [String]) async throws {
+            remote = try newFolderRemote()
+            a = try Device(remote: remote)
+            b = try Device(remote: remote)
+            c = try Device(remote: remote)
+            memo = try a.create((["title", "body"] + lines).joined(separator: "\n"))
+            try await a.sync()
+            try await b.sync()
+            try b.update(memo, (["title", "body from b"] + lines).joined(separator: "\n"))
+            a.clock += 10  // a's edit is the later one: b's text goes to the conflict copy
+            try a.update(memo, (["title", "body from a"] + lines).joined(separator: "\n"))
+            try await b.sync()
+            beforeMerge = try copyOf(remote)
+            try await a.sync()  // the conflict: a copy of b's text, then the merge
+            conflicts = try a.openConflicts()
+            try #require(conflicts.count == 1)
+        }
+
+        /// The remote without `device`'s files, or with them as `earlier` held them.
+        func lagging(_ device: Device, earlier: FolderRemote? = nil) throws -> LaggingRemote {
+            LaggingRemote(live: remote, device: try device.store.syncState().device, earlier: earlier)
+        }
+    }
+
     @Test("a merge that arrives before a revision it merges lists its conflict once that revision arrives")
     func conflictListedWhenMergeArrivesFirst() async throws {
-        let remote = try newFolderRemote()
-        var a = try Device(remote: remote), b = try Device(remote: remote)
-        let c = try Device(remote: remote)
-        let id = try a.create("title\nbody\n")
-        try await a.sync()
-        try await b.sync()
-        try b.update(id, "title\nbody from b\n")
-        a.clock += 10  // a's edit is the later one: b's text goes to the conflict copy
-        try a.update(id, "title\nbody from a\n")
-        try await b.sync()
-        try await a.sync()  // merges b's edit into its own: a conflict copy, then the merge
-        let conflicts = try a.openConflicts()
-        try #require(conflicts.count == 1)
-
+        let setup = try await ConflictMergedOnA(lines: [""])
+        let c = setup.c
         // c reads a's merge while b's edit, the text that lost, has not reached c yet.
-        try await c.sync(through: LaggingRemote(live: remote, device: try b.store.syncState().device, earlier: nil))
+        try await c.sync(through: try setup.lagging(setup.b))
         #expect(try c.openConflicts().isEmpty, "a merge whose losing text is unknown cannot be told from a clean one")
         try await c.sync()
-        #expect(try c.memos() == a.memos())
-        #expect(try c.openConflicts() == conflicts)
+        #expect(try c.memos() == setup.a.memos())
+        #expect(try c.openConflicts() == setup.conflicts)
     }
 
     @Test("a merge's conflict is listed when its losing revision arrives, even while the memo still waits for another")
     func conflictListedWhileMemoStillWaits() async throws {
-        let remote = try newFolderRemote()
-        var a = try Device(remote: remote), b = try Device(remote: remote)
-        let c = try Device(remote: remote)
-        let id = try a.create("title\nbody\nmiddle\nmore\nend\n")
-        try await a.sync()
-        try await b.sync()
-        let bDevice = try b.store.syncState().device
-        try b.update(id, "title\nbody from b\nmiddle\nmore\nend\n")
-        a.clock += 10  // a's edit is the later one: b's text goes to the conflict copy
-        try a.update(id, "title\nbody from a\nmiddle\nmore\nend\n")
-        try await b.sync()
-        let bEarlier = try copyOf(remote)  // b's files as far as c's folder will have them
-        try await a.sync()  // the conflict: a copy of b's text, and the merge
-        let conflicts = try a.openConflicts()
-        try #require(conflicts.count == 1)
+        var setup = try await ConflictMergedOnA(lines: ["middle", "more", "end", ""])
+        let c = setup.c
         // b edits on from its first edit, unaware of a's merge; a merges that too.
-        try b.update(id, "title\nbody from b\nmiddle\nmore\nend from b\n")
-        try await b.sync(through: LaggingRemote(live: remote, device: try a.store.syncState().device, earlier: nil))
-        try await a.sync()
+        try setup.b.update(setup.memo, "title\nbody from b\nmiddle\nmore\nend from b\n")
+        try await setup.b.sync(through: try setup.lagging(setup.a))
+        try await setup.a.sync()
 
-        try await c.sync(through: LaggingRemote(live: remote, device: bDevice, earlier: nil))
+        try await c.sync(through: try setup.lagging(setup.b))
         #expect(try c.openConflicts().isEmpty, "both merges wait for b's revisions")
-        try await c.sync(through: LaggingRemote(live: remote, device: bDevice, earlier: bEarlier))
-        #expect(try c.openConflicts() == conflicts, "the first merge's losing text is here, while the second merge still waits")
+        try await c.sync(through: try setup.lagging(setup.b, earlier: setup.beforeMerge))
+        #expect(try c.openConflicts() == setup.conflicts, "the first merge's losing text is here, while the second merge still waits")
         try await c.sync()
-        #expect(try c.memos() == a.memos())
-        #expect(try c.openConflicts() == conflicts)
+        #expect(try c.memos() == setup.a.memos())
+        #expect(try c.openConflicts() == setup.conflicts)
     }
 
     @Test("open conflicts are read from the conflicts, each memo looked up by id, not from a scan of every memo")
