@@ -12,11 +12,24 @@ struct MemoTextTests {
         ("", "", ""),
         ("제목 🎉\n본문\n\n둘째 줄", "제목 🎉", "본문\n\n둘째 줄"),
         ("only a title", "only a title", ""),
+        ("  \u{3000}\n 한국어 " + String(repeating: "긴 제목 ", count: 500) + "\n\u{0}본문", "한국어" + String(repeating: " 긴 제목", count: 500), "\u{0}본문"),
     ])
     func derivation(text: String, title: String, body: String) {
         let derived = MemoText(text)
         #expect(derived.title == title)
         #expect(derived.body == body)
+    }
+
+    @Test("a line ends at the first byte \\n of a slice, wherever the slice starts, whatever precedes the byte")
+    func firstLineEnd() {
+        var random = SplitMix64(seed: 11)
+        let pieces = ["a", "한", "🎉", "\r", "\n", "\u{0}", " ", "é"]
+        for _ in 0..<300 {
+            let text = String((0..<Int(random.next() % 40)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined())
+            let start = text.utf8.index(text.utf8.startIndex, offsetBy: Int(random.next() % UInt64(text.utf8.count + 1)))
+            let slice = text[start...]
+            #expect(slice.firstLineEnd == slice.utf8.firstIndex(of: UInt8(ascii: "\n")), "\(Array(text.utf8))")
+        }
     }
 
     @Test("the preview is the body on one line, cut to about 100 characters")
