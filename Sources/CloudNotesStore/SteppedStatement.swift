@@ -3,8 +3,9 @@ import GRDBSQLite
 
 // MARK: - Stepping cached statements through SQLite
 
-/// Reads the first row of a cached statement through SQLite's own calls, for the few queries that
-/// every request runs (a memo by id, the store's data version), and a search's matches.
+/// Steps cached statements through SQLite's own calls: the first row of the few queries that every
+/// request runs (a memo by id, the store's data version), and every row of the reads of many rows (a
+/// search's matches, the whole list order).
 ///
 /// A GRDB cursor builds a dictionary of the statement's column names each time it is made (some
 /// 14,000 instructions), and a row read by column name looks each name up in it; the memo lookup
