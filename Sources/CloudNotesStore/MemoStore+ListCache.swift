@@ -107,20 +107,18 @@ extension MemoStore {
     private func changes(since seq: Int64, limit: Int, _ db: Database)
         throws -> (localIDs: [Int64], entries: [ListOrder.Entry], seenSeq: Int64)?
     {
-        let rows = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT localID, modifiedAt, seq, deleted FROM memo WHERE seq > ? AND importBatch IS NULL ORDER BY seq LIMIT ?
-            """), arguments: [seq, limit + 1])
-        guard rows.count <= limit else { return nil }
         var localIDs: [Int64] = []
         var entries: [ListOrder.Entry] = []
-        for row in rows {
-            let localID: Int64 = row[0]
-            localIDs.append(localID)
-            if !(row[3] as Bool) {
-                entries.append(ListOrder.Entry(key: ListOrderKey(modifiedAt: row[1], seq: row[2]), localID: localID))
+        var seenSeq = seq
+        try db.cachedStatement(sql: """
+            SELECT modifiedAt, seq, localID, deleted FROM memo WHERE seq > ? AND importBatch IS NULL ORDER BY seq LIMIT ?
+            """).forEachRow(arguments: [seq, limit + 1]) { row in
+                let entry = ListOrder.Entry(row)
+                localIDs.append(entry.localID)
+                if !row.bool(3) { entries.append(entry) }
+                seenSeq = entry.key.seq
             }
-        }
-        return (localIDs, entries, rows.last.map { $0[2] } ?? seq)
+        return localIDs.count <= limit ? (localIDs, entries, seenSeq) : nil
     }
 
     /// Records that the orders hold the change numbered `seq`, made on this connection after it
@@ -232,7 +230,7 @@ extension MemoStore {
         var newestVisible: Int64 = 0
         try db.cachedStatement(sql: "SELECT modifiedAt, seq, localID FROM memo WHERE \(Self.visible) ORDER BY modifiedAt, seq")
             .forEachRow { row in
-                let entry = ListOrder.Entry(key: ListOrderKey(modifiedAt: row.int64(0), seq: row.int64(1)), localID: row.int64(2))
+                let entry = ListOrder.Entry(row)
                 newestVisible = max(newestVisible, entry.key.seq)
                 entries.append(entry)
             }
@@ -263,9 +261,9 @@ extension MemoStore {
             SELECT modifiedAt, seq, localID FROM memo
             WHERE localID IN (SELECT value FROM json_each(?)) AND \(Self.visible) ORDER BY modifiedAt, seq
             """)
-        return try Row.fetchAll(statement, arguments: [Self.jsonArray(localIDs)]).map {
-            ListOrder.Entry(key: ListOrderKey(modifiedAt: $0[0], seq: $0[1]), localID: $0[2])
-        }
+        var entries: [ListOrder.Entry] = []
+        try statement.forEachRow(arguments: [Self.jsonArray(localIDs)]) { entries.append(ListOrder.Entry($0)) }
+        return entries
     }
 
     /// `localIDs` as a JSON array, for one cached statement whatever their number (`json_each(?)`).
@@ -360,5 +358,12 @@ extension MemoStore {
         let condition = memo.text.holdsNUL ? filter.textConditionPastNUL : filter.condition
         // Not cached: the filter's SQL varies, and this runs once per change under a filter.
         return try SQLRequest<Int>(literal: "SELECT 1 FROM memo WHERE localID = \(localID) AND \(condition)").fetchOne(db) != nil
+    }
+}
+
+extension ListOrder.Entry {
+    /// The entry of a stepped row whose first three columns are `modifiedAt, seq, localID`.
+    init(_ row: SteppedRow) {
+        self.init(key: ListOrderKey(modifiedAt: row.int64(0), seq: row.int64(1)), localID: row.int64(2))
     }
 }
