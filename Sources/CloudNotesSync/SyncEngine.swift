@@ -106,6 +106,12 @@ public struct SyncEngine: Sendable {
                 unreadable.append(error)
             }
         }
+        // Merges wait until every device is read: made from part of what another device published,
+        // they differ from device to device, and the devices never stop merging each other's merges.
+        try Task.checkCancellation()
+        let merged = try store.mergeWaitingMemos(rules: rules, now: now(), memosPerPart: revisionsPerApplyPart)
+        report.changed.formUnion(merged.changedMemos)
+        report.conflicts += merged.conflicts
         // Edits made while reading, and merges, go out in this same sync.
         _ = try store.packLocalChanges(rules: rules)
         try await publish(into: &report, progress: progress)

@@ -30,22 +30,9 @@ struct ConvergenceTests {
         }
     }
 
-    @Test("three devices, random inserts, creates and syncs, 12 seeds", arguments: 1...12, [Steps.whole, .memoPerTransaction])
+    @Test("three devices, random inserts, creates and syncs, 12 seeds", arguments: 1...12, Steps.allCases)
     func devicesConverge(seed: UInt64, steps: Steps) async throws {
         try await converge(seed: seed, steps: steps)
-    }
-
-    /// A known bug: when a memo's revisions reach a device in separate segments, the devices can make
-    /// different merges of the same edits and go on merging each other's merges, never agreeing on
-    /// the memo's text (a few seeds in a hundred; the revisions double with every round of syncs).
-    /// Segments end at 1,000 revisions or 1 MB, so a large sync can split a memo's revisions too.
-    @Test("three devices converge when each revision is a segment of its own (known to fail now and then)",
-          arguments: 1...12)
-    func devicesConvergeRevisionBySegment(seed: UInt64) async throws {
-        try await withKnownIssue("devices can diverge when a memo's revisions arrive in separate segments",
-                                 isIntermittent: true) {
-            try await converge(seed: seed, steps: .revisionPerSegment)
-        }
     }
 
     private func converge(seed: UInt64, steps: Steps) async throws {

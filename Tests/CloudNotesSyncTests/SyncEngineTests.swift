@@ -65,6 +65,31 @@ struct SyncEngineTests {
         }
     }
 
+    /// Merged as each segment arrived, `b` made a merge with `a`'s first edit and another with its
+    /// second; `a`, reading those one at a time, merged them with its own head again, and so on:
+    /// devices that read different parts of a publication never stopped merging each other's merges.
+    @Test("a memo's revisions read in separate segments are merged once, after the last: nobody merges the merges")
+    func revisionsInSeparateSegmentsMergeOnce() async throws {
+        let remote = try newFolderRemote()
+        var a = try Device(remote: remote), b = try Device(remote: remote)
+        a.revisionsPerSegment = 1
+        b.revisionsPerSegment = 1
+        let id = try a.create("one\ntwo\nthree\n")
+        try await a.sync()
+        try await b.sync()
+        try a.update(id, "ONE\ntwo\nthree\n")
+        _ = try a.store.packLocalChanges(rules: SyncRules())
+        try a.update(id, "ONE\nTWO\nthree\n")
+        try b.update(id, "one\ntwo\nthree\nfour\n")
+        #expect(try await a.sync().publishedRevisions == 2, "two segments")
+        #expect(try await b.sync().publishedRevisions == 2, "b's edit and one merge, with a's second edit")
+        #expect(try b.memos() == [id: "ONE\nTWO\nthree\nfour\n"])
+        // a reads b's edit, then b's merge: the merge follows everything a has, nothing is left to merge.
+        #expect(try await a.sync().publishedRevisions == 0)
+        #expect(try a.memos() == b.memos())
+        #expect(try await b.sync().publishedRevisions == 0)
+    }
+
     /// Also with `a` applying one memo per transaction: the merge it receives and its conflict copy are
     /// then applied apart, and the conflict is listed once both are there.
     @Test("overlapping edits keep both versions: the later in the memo, the other in a conflict copy",

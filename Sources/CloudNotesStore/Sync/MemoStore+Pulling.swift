@@ -56,18 +56,24 @@ extension MemoStore {
     /// segment of up to 1,000 revisions, about 110 ms in a first sync of 100,000 memos.
     public static let revisionsPerApplyPart = 100
 
-    /// Applies a pulled segment: stores its revisions, brings their memos up to date (merging where
-    /// they were edited concurrently) and advances the read position. Returns nil when the segment is
-    /// not the next one of its device (another process applied it).
+    /// Applies a pulled segment: stores its revisions, brings their memos up to date where the
+    /// revisions follow the memo's head, and advances the read position. Returns nil when the segment
+    /// is not the next one of its device (another process applied it).
+    ///
+    /// A memo edited concurrently here and elsewhere is not merged yet: it waits for
+    /// `mergeWaitingMemos`, which a sync calls once it has read every device. Merging each segment as
+    /// it arrived made merges from part of another device's edits; devices that had read different
+    /// parts made different merges, published them, and went on merging each other's merges without
+    /// end. A device's merges now depend on everything it read in the sync, as when a whole
+    /// publication fits in one segment.
     ///
     /// The segment is applied in parts (`applyParts`). After each, the transaction commits if another
     /// write of this process waits for its turn (`WriteTurns`), or always with `committingEveryPart`,
     /// and the rest follows in a new one; the last advances the read position. Alone, a segment is one
     /// transaction: committing each part would log the pages of the ids' indexes again each time (half
     /// as much written again in a first sync). Each part holds every revision of its memos, and a memo
-    /// is resolved with all of them, so the merges are those of the whole segment at once. What needs
-    /// every revision of the segment waits for the last part: the memos that waited for parents, and the
-    /// conflicts that other devices merged (a conflict copy and its memo's merge can be in different
+    /// is resolved with all of them. What needs every revision of the segment waits for the last part:
+    /// the conflicts that other devices merged (a conflict copy and its memo's merge can be in different
     /// parts). A sync stopped between two transactions reads the segment again: the revisions already
     /// stored, and their memos, were resolved in the transaction that stored them, and are skipped.
     public func apply(_ segment: PulledSegment, rules: some RevisionRules, now: Int64,
@@ -83,7 +89,7 @@ extension MemoStore {
                 guard position == segment.number - 1 else { return false }
                 let adoptionsBefore = outcome.visibleAdoptions
                 repeat {
-                    try apply(part: parts[next], isLast: next == parts.count - 1, rules: rules, now: now, outcome: &outcome, db)
+                    try apply(part: parts[next], rules: rules, now: now, outcome: &outcome, db)
                     next += 1
                 } while next < parts.count && !committingEveryPart && writeTurns.askedFor <= 1
                 if next == parts.count {
@@ -102,19 +108,37 @@ extension MemoStore {
         return outcome
     }
 
-    /// Stores the revisions of one part and resolves their memos; with the last part, also the memos
-    /// that waited for parents.
-    private func apply(part: [Revision], isLast: Bool, rules: some RevisionRules, now: Int64,
+    /// Stores the revisions of one part and resolves their memos, short of merging.
+    private func apply(part: [Revision], rules: some RevisionRules, now: Int64,
                        outcome: inout PullOutcome, _ db: Database) throws {
-        var touched = isLast ? Set(try String.fetchAll(db, sql: "SELECT memo FROM waitingMemo")) : []
+        var touched = Set<String>()
         var arrived = Set<String>()
         for revision in part where try revision.insert(segment: 0, db) {
             touched.insert(revision.memo)
             arrived.insert(revision.id)
         }
         for memo in touched.sorted() {
-            try resolve(memo: memo, arrived: arrived, rules: rules, now: now, outcome: &outcome, db)
+            try resolve(memo: memo, arrived: arrived, merging: false, rules: rules, now: now, outcome: &outcome, db)
         }
+    }
+
+    /// Resolves every memo that waits (see `resolve`), merging where its revisions are concurrent, a
+    /// transaction for each `memosPerPart` memos so that a keystroke waits for one part at most. A memo
+    /// whose history still misses a revision goes on waiting.
+    public func mergeWaitingMemos(rules: some RevisionRules, now: Int64,
+                                  memosPerPart: Int = revisionsPerApplyPart) throws -> PullOutcome {
+        let waiting = try writer.read { db in try String.fetchAll(db, sql: "SELECT memo FROM waitingMemo ORDER BY memo") }
+        var outcome = PullOutcome()
+        for start in stride(from: 0, to: waiting.count, by: max(memosPerPart, 1)) {
+            try write { db in
+                let adoptionsBefore = outcome.visibleAdoptions
+                for memo in waiting[start..<min(start + max(memosPerPart, 1), waiting.count)] {
+                    try resolve(memo: memo, arrived: [], merging: true, rules: rules, now: now, outcome: &outcome, db)
+                }
+                if outcome.visibleAdoptions > adoptionsBefore { _ = try countVisibleChange(db) }
+            }
+        }
+        return outcome
     }
 
     /// `revisions` in parts of about `size`, in order, each holding every revision of its memos (a memo
@@ -159,9 +183,9 @@ extension MemoStore {
     // MARK: Resolving one memo
 
     /// Brings `memo` to the merge of its head and every newer revision known here whose history is
-    /// complete; a memo with revisions still missing parents waits for a later pull. `arrived`: the
-    /// revisions just stored.
-    private func resolve(memo id: String, arrived: Set<String>, rules: some RevisionRules, now: Int64,
+    /// complete. The memo waits (table `waitingMemo`) while a revision still misses parents, and, unless
+    /// `merging`, when a merge is needed. `arrived`: the revisions just stored.
+    private func resolve(memo id: String, arrived: Set<String>, merging: Bool, rules: some RevisionRules, now: Int64,
                          outcome: inout PullOutcome, _ db: Database) throws {
         let local = try StoredMemo.fetchOne(db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ?"), arguments: [id])
         // An import still adding this memo owns it until it finishes.
@@ -190,6 +214,10 @@ extension MemoStore {
             if graph.ancestry(of: leaf).contains(base) {
                 current = leaf
                 continue
+            }
+            guard merging else {
+                try db.execute(sql: "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)", arguments: [id])
+                return
             }
             let merged = try merge(memo: id, base, leaf, graph: &graph, rules: rules, now: now, outcome: &outcome, db)
             parents[merged] = [base, leaf].sorted()
@@ -231,7 +259,7 @@ extension MemoStore {
             try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",
                            arguments: [copy.memo, memo, now])
             outcome.conflicts += 1
-            try resolve(memo: copy.memo, arrived: [], rules: rules, now: now, outcome: &outcome, db)
+            try resolve(memo: copy.memo, arrived: [], merging: true, rules: rules, now: now, outcome: &outcome, db)
         }
         try merged.insert(segment: nil, db)
         return merged.id
