@@ -109,7 +109,9 @@ public struct SyncEngine: Sendable {
         // Merges wait until every device is read: made from part of what another device published,
         // they differ from device to device, and the devices never stop merging each other's merges.
         try Task.checkCancellation()
-        let merged = try store.mergeWaitingMemos(rules: rules, now: now(), memosPerPart: revisionsPerApplyPart)
+        progress(SyncProgress(message: "Merging edits made here and elsewhere", percentage: nil))
+        let merged = try store.mergeWaitingMemos(rules: rules, now: now(), memosPerPart: revisionsPerApplyPart,
+                                                 isCancelled: { Task.isCancelled })
         report.changed.formUnion(merged.changedMemos)
         report.conflicts += merged.conflicts
         // Edits made while reading, and merges, go out in this same sync.

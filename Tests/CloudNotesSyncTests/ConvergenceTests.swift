@@ -15,8 +15,7 @@ struct ConvergenceTests {
         case whole
         /// Each memo's revisions of a segment applied in a transaction of their own.
         case memoPerTransaction
-        /// One revision per segment: a memo's revisions reach the others in separate segments, each
-        /// resolved as it arrives.
+        /// One revision per segment: a memo's revisions reach the others in separate segments.
         case revisionPerSegment
 
         var testDescription: String { "\(self)" }

@@ -90,6 +90,34 @@ struct SyncEngineTests {
         #expect(try await b.sync().publishedRevisions == 0)
     }
 
+    @Test("applying a segment leaves a memo edited on both sides as it is; the merge step merges it, and a cancelled one leaves it waiting")
+    func applyingLeavesMergesForTheEnd() async throws {
+        let remote = try newFolderRemote()
+        var a = try Device(remote: remote), b = try Device(remote: remote)
+        let id = try a.create("one\ntwo\nthree\n")
+        let untouched = try a.create("untouched\n")
+        try await a.sync()
+        try await b.sync()
+        try a.update(id, "ONE\ntwo\nthree\n")
+        try a.update(untouched, "touched on a\n")
+        _ = try a.store.packLocalChanges(rules: SyncRules())
+        let segment = try #require(try a.store.segmentToPublish(maxBytes: 1 << 20, maxRevisions: 1000))
+        try b.update(id, "one\ntwo\nthree\nfour\n")
+        let pulled = PulledSegment(device: try a.store.syncState().device, number: segment.number, hash: "hash",
+                                   revisions: segment.revisions)
+        let applied = try #require(try b.store.apply(pulled, rules: SyncRules(), now: 42))
+        #expect(applied.changedMemos == [untouched], "moved forward at once")
+        #expect(try b.memos()[id] == "one\ntwo\nthree\nfour\n", "the merge waits")
+        #expect(throws: StoreError.cancelled) {
+            _ = try b.store.mergeWaitingMemos(rules: SyncRules(), now: 42, isCancelled: { true })
+        }
+        #expect(try b.memos()[id] == "one\ntwo\nthree\nfour\n")
+        let merged = try b.store.mergeWaitingMemos(rules: SyncRules(), now: 42, memosPerPart: 1)
+        #expect(merged.changedMemos == [id])
+        #expect(try b.memos()[id] == "ONE\ntwo\nthree\nfour\n")
+        #expect(try b.store.mergeWaitingMemos(rules: SyncRules(), now: 42).changedMemos.isEmpty, "nothing waits any more")
+    }
+
     /// Also with `a` applying one memo per transaction: the merge it receives and its conflict copy are
     /// then applied apart, and the conflict is listed once both are there.
     @Test("overlapping edits keep both versions: the later in the memo, the other in a conflict copy",

@@ -61,11 +61,9 @@ extension MemoStore {
     /// is not the next one of its device (another process applied it).
     ///
     /// A memo edited concurrently here and elsewhere is not merged yet: it waits for
-    /// `mergeWaitingMemos`, which a sync calls once it has read every device. Merging each segment as
-    /// it arrived made merges from part of another device's edits; devices that had read different
-    /// parts made different merges, published them, and went on merging each other's merges without
-    /// end. A device's merges now depend on everything it read in the sync, as when a whole
-    /// publication fits in one segment.
+    /// `mergeWaitingMemos`, which a sync calls once it has read every device. Merging as each segment
+    /// arrived made merges from part of another device's edits; devices that had read different parts
+    /// made different merges, published them, and went on merging each other's merges without end.
     ///
     /// The segment is applied in parts (`applyParts`). After each, the transaction commits if another
     /// write of this process waits for its turn (`WriteTurns`), or always with `committingEveryPart`,
@@ -125,11 +123,13 @@ extension MemoStore {
     /// Resolves every memo that waits (see `resolve`), merging where its revisions are concurrent, a
     /// transaction for each `memosPerPart` memos so that a keystroke waits for one part at most. A memo
     /// whose history still misses a revision goes on waiting.
-    public func mergeWaitingMemos(rules: some RevisionRules, now: Int64,
-                                  memosPerPart: Int = revisionsPerApplyPart) throws -> PullOutcome {
+    /// Stops with `StoreError.cancelled` between two parts when `isCancelled`.
+    public func mergeWaitingMemos(rules: some RevisionRules, now: Int64, memosPerPart: Int = revisionsPerApplyPart,
+                                  isCancelled: () -> Bool = { false }) throws -> PullOutcome {
         let waiting = try writer.read { db in try String.fetchAll(db, sql: "SELECT memo FROM waitingMemo ORDER BY memo") }
         var outcome = PullOutcome()
         for start in stride(from: 0, to: waiting.count, by: max(memosPerPart, 1)) {
+            if isCancelled() { throw StoreError.cancelled }
             try write { db in
                 let adoptionsBefore = outcome.visibleAdoptions
                 for memo in waiting[start..<min(start + max(memosPerPart, 1), waiting.count)] {
