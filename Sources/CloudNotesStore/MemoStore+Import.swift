@@ -77,6 +77,9 @@ extension MemoStore {
         isCancelled: () -> Bool = { false }, nextChunk: () throws -> [NewMemo], didStore: (Int) -> Void = { _ in }
     ) throws -> Int {
         let session = ImportSession(store: self)
+        // A smaller cache while importing: the import's pages pass through once, and the RSS target holds.
+        try setPageCache(kib: Self.defaultPageCacheKiB)
+        defer { try? setPageCache(kib: Self.pageCacheKiB) }
         do {
             var stored = 0
             while true {
@@ -94,6 +97,11 @@ extension MemoStore {
             session.abandon()
             throw error
         }
+    }
+
+    /// Sets the page cache of the connection that writes (and serves the list and search).
+    private func setPageCache(kib: Int) throws {
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = \(-kib)") }
     }
 
     /// Imports `memos` in chunks of `chunkSize`: all of them or none.

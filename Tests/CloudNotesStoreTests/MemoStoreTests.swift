@@ -218,6 +218,26 @@ struct MemoStoreTests {
         #expect(importedSeqs.allSatisfy { $0 > page[0].seq })
     }
 
+    @Test("the connection that searches keeps 4 MB of pages, SQLite's default 2 MB while an import passes through")
+    func pageCacheDuringImport() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        func cacheSize() throws -> Int {
+            try store.writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
+        }
+        #expect(try cacheSize() == -MemoStore.pageCacheKiB)
+        var during: [Int] = []
+        var chunks = [[MemoStore.NewMemo(text: "imported", modifiedAt: 1_000)]]
+        _ = try store.importMemos(nextChunk: {
+            during.append(try cacheSize())
+            return chunks.popLast() ?? []
+        })
+        #expect(during == [-MemoStore.defaultPageCacheKiB, -MemoStore.defaultPageCacheKiB])
+        #expect(try cacheSize() == -MemoStore.pageCacheKiB)
+        // Also after an import that fails.
+        #expect(throws: StoreError.cancelled) { _ = try store.importMemos(isCancelled: { true }, nextChunk: { [] }) }
+        #expect(try cacheSize() == -MemoStore.pageCacheKiB)
+    }
+
     @Test("memos longer than one statement's share of text are shown too, whole and in the file's order")
     func longImportedMemosAreShown() throws {
         let store = try MemoStore()
