@@ -5,7 +5,8 @@ import GRDB
 
 /// One import under way (see `MemoStore.importMemos`): its memos go in by chunks, each its own short transaction, so that
 /// interactive writes are never queued behind a whole import, and stay hidden (`importBatch` set)
-/// until `finish` shows them all in one last transaction with fresh sequence numbers.
+/// until `finish` shows them all in one last transaction with fresh sequence numbers. Each chunk's
+/// memos take consecutive local ids, recorded as a range of the import in table `importChunk`.
 ///
 /// All or nothing: an import that is abandoned (cancelled, failed) removes its chunks; one whose
 /// process died is removed when a store is next opened.
@@ -23,7 +24,11 @@ final class ImportSession: Sendable {
     /// Stores `memos` (hidden until `finish`), in the order given.
     func add(_ memos: [MemoStore.NewMemo]) throws {
         guard !memos.isEmpty else { return }
-        try store.write { db in try MemoStore.insert(memos, batch: batch, db) }
+        try store.write { db in
+            let (first, last) = try MemoStore.insert(memos, db)
+            try db.execute(sql: "INSERT INTO importChunk (batch, firstLocalID, lastLocalID) VALUES (?, ?, ?)",
+                           arguments: [batch, first, last])
+        }
     }
 
     /// Shows every memo added, renumbered after every change made meanwhile (so that whoever reads
@@ -31,7 +36,10 @@ final class ImportSession: Sendable {
     /// timestamp, the list then shows them in the order they were added.
     func finish() throws {
         try store.write { db in
-            guard let last = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM memo WHERE importBatch = ?", arguments: [batch])
+            let ranges = try MemoStore.ranges(of: batch, db)
+            // The highest number of the import is its last memo's: chunks are numbered in turn.
+            guard let lastMemo = ranges.last?.upperBound,
+                  let last = try Int64.fetchOne(db, sql: "SELECT seq FROM memo WHERE localID = ?", arguments: [lastMemo])
             else { return }
             // New numbers above every existing one, the last memo added getting the lowest.
             let base = try MemoStore.nextSeq(db)
@@ -41,11 +49,16 @@ final class ImportSession: Sendable {
             let show = try db.cachedStatement(sql: """
                 UPDATE memo SET importBatch = NULL, seq = ? + ? - seq WHERE localID IN (SELECT value FROM json_each(?))
                 """)
-            while true {
-                let chunk = try nextChunkToShow(db)
-                if chunk.isEmpty { break }
-                try show.execute(arguments: [base, last, MemoStore.jsonArray(chunk)])
+            for range in ranges {
+                var from = range.lowerBound
+                while true {
+                    let chunk = try nextChunkToShow(from: from, through: range.upperBound, db)
+                    guard let end = chunk.last else { break }
+                    try show.execute(arguments: [base, last, MemoStore.jsonArray(chunk)])
+                    from = end + 1
+                }
             }
+            try db.execute(sql: "DELETE FROM importChunk WHERE batch = ?", arguments: [batch])
             store.cache.invalidate()  // rebuilt at the next read, in one pass
             // Other processes see the import; here, the split view catches up with it whole at its next
             // step (`didImport`, or an intent that comes first), never one row of it in another's indexes.
@@ -54,13 +67,15 @@ final class ImportSession: Sendable {
         }
     }
 
-    /// The next memos `finish` shows in one statement: at most `rowsPerStatement`, and no more than
-    /// `bytesPerStatement` of text unless a single memo is longer.
-    func nextChunkToShow(_ db: Database) throws -> [Int64] {
+    /// The next memos `finish` shows in one statement, from local id `first` on: at most
+    /// `rowsPerStatement`, and no more than `bytesPerStatement` of text unless a single memo is longer.
+    func nextChunkToShow(from first: Int64, through last: Int64, _ db: Database) throws -> [Int64] {
         try MemoStore.leadingLocalIDs(
             Row.fetchCursor(
-                db.cachedStatement(sql: "SELECT localID, length(text) FROM memo WHERE importBatch = ? LIMIT \(Self.rowsPerStatement)"),
-                arguments: [batch]),
+                db.cachedStatement(sql: """
+                    SELECT localID, length(text) FROM memo WHERE localID BETWEEN ? AND ? ORDER BY localID LIMIT \(Self.rowsPerStatement)
+                    """),
+                arguments: [first, last]),
             withinBytes: Self.bytesPerStatement)
     }
 
@@ -118,21 +133,39 @@ extension MemoStore {
             didStore: progress)
     }
 
-    static func insert(_ chunk: [NewMemo], batch: String, _ db: Database) throws {
-        var seq = try nextSeq(db)
+    /// Inserts `chunk`, hidden, and returns the first and last local ids it took (every id between is
+    /// one of its memos).
+    static func insert(_ chunk: [NewMemo], _ db: Database) throws -> (first: Int64, last: Int64) {
+        // Numbered from 2^23 on at least: `finish` numbers the memos again above every number, and a
+        // number of the same size keeps the record's size, which lets SQLite rewrite only the pages
+        // that change (see migration "v5-import-ranges"). Numbers from 2^23 to 2^31 take 4 bytes.
+        var seq = max(try nextSeq(db), Self.importedSeqFloor)
         let leadingByte = UInt8.random(in: .min ... .max)
         // One prepared statement for every row: a record insert per row costs several times more.
         let insert = try db.cachedStatement(sql: """
             INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
-            VALUES (?, ?, ?, ?, ?, ?, 1, ?, 0, ?)
+            VALUES (?, ?, ?, ?, ?, ?, 1, ?, 0, X'')
             """)
+        var first: Int64?
         for entry in chunk {
             try insert.execute(arguments: [
                 newMemoID(leadingByte: leadingByte), Data(entry.text.utf8), entry.title, entry.preview,
-                entry.modifiedAt, entry.modifiedAt, seq, batch,
+                entry.modifiedAt, entry.modifiedAt, seq,
             ])
+            first = first ?? db.lastInsertedRowID
             seq += 1
         }
+        return (first ?? db.lastInsertedRowID, db.lastInsertedRowID)
+    }
+
+    /// The lowest sequence number an imported memo takes.
+    static let importedSeqFloor: Int64 = 1 << 23
+
+    /// The ranges of local ids that `batch`'s chunks took, in order.
+    static func ranges(of batch: String, _ db: Database) throws -> [ClosedRange<Int64>] {
+        try Row.fetchAll(db, sql: "SELECT firstLocalID, lastLocalID FROM importChunk WHERE batch = ? ORDER BY firstLocalID",
+                         arguments: [batch])
+            .map { ($0[0] as Int64)...($0[1] as Int64) }
     }
 
     /// A new random memo id (a version 4 UUID) whose first byte is `leadingByte`.
@@ -149,23 +182,30 @@ extension MemoStore {
         return UUID(uuid: bytes).uuidString.lowercased()
     }
 
-    /// Removes the memos of an unfinished import, a chunk per transaction.
+    /// Removes the memos of an unfinished import, up to `ImportSession.rowsPerStatement` local ids per
+    /// transaction (an in-memory statement journal holds every page its statement changes).
     func discard(batch: String) throws {
-        var removed = 0
-        repeat {
-            removed = try write { db in
-                try db.execute(
-                    sql: "DELETE FROM memo WHERE localID IN (SELECT localID FROM memo WHERE importBatch = ? LIMIT \(ImportSession.rowsPerStatement))",
-                    arguments: [batch])
-                return db.changesCount
+        while let range = try writer.read({ db in try Self.ranges(of: batch, db).first }) {
+            try write { db in
+                let through = min(range.upperBound, range.lowerBound + Int64(ImportSession.rowsPerStatement) - 1)
+                // Only hidden memos, should a range ever outlive its import.
+                try db.execute(sql: "DELETE FROM memo WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL",
+                               arguments: [range.lowerBound, through])
+                if through == range.upperBound {
+                    try db.execute(sql: "DELETE FROM importChunk WHERE batch = ? AND firstLocalID = ?",
+                                   arguments: [batch, range.lowerBound])
+                } else {
+                    try db.execute(sql: "UPDATE importChunk SET firstLocalID = ? WHERE batch = ? AND firstLocalID = ?",
+                                   arguments: [through + 1, batch, range.lowerBound])
+                }
             }
-        } while removed > 0
+        }
     }
 
     /// Removes what imports left behind when their process died mid-way.
     func discardAbandonedImports() throws {
         let batches = try writer.read { db in
-            try String.fetchAll(db, sql: "SELECT DISTINCT importBatch FROM memo WHERE importBatch IS NOT NULL")
+            try String.fetchAll(db, sql: "SELECT DISTINCT batch FROM importChunk")
         }
         for batch in batches {
             let pid = pid_t(batch.split(separator: " ").first.flatMap { Int32($0) } ?? 0)

@@ -133,7 +133,7 @@ extension MemoStore {
 
     /// The memo's index in the list under `filter`; nil when it is not in that list.
     func index(of memo: StoredMemo, filter: SearchFilter?, _ db: Database) throws -> Int? {
-        guard !memo.deleted, memo.importBatch == nil else { return nil }
+        guard !memo.deleted, !memo.importing else { return nil }
         return try index(of: memo.orderKey, filter: filter, db)
     }
 

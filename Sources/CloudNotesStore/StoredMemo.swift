@@ -23,8 +23,8 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     public var seq: Int64
     /// A tombstone: hidden from every list, kept for sync.
     public var deleted: Bool
-    /// The import still adding this memo, if any; hidden until that import finishes.
-    public var importBatch: String?
+    /// Whether an import is still adding this memo (column `importBatch` set); hidden until it finishes.
+    public var importing: Bool
     /// Whether the text is in the full-text index (else a search reads it directly).
     public var indexed: Bool
 
@@ -57,7 +57,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         modifiedAt = row["modifiedAt"]
         version = row["version"]
         deleted = row["deleted"]
-        importBatch = row["importBatch"]
+        importing = !(row["importBatch"] as DatabaseValue).isNull
         indexed = row["indexed"]
     }
 
@@ -80,7 +80,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         modifiedAt = row.int64(7)
         version = row.int64(8)
         deleted = row.bool(9)
-        importBatch = row.optionalString(10)
+        importing = !row.isNull(10)
         indexed = row.bool(11)
     }
 
@@ -95,7 +95,9 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         container["version"] = version
         container["seq"] = seq
         container["deleted"] = deleted
-        container["importBatch"] = importBatch
+        // An import marks its memos in SQL (an empty BLOB, which a bound argument cannot be); a memo
+        // written here is never one of them, and a mark of any value would keep one hidden.
+        container["importBatch"] = importing ? "import" : nil
         container["indexed"] = indexed
     }
 
@@ -146,7 +148,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         self.version = 1
         self.seq = seq
         self.deleted = false
-        self.importBatch = nil
+        self.importing = false
         self.indexed = false
         setText(text)
     }

@@ -255,12 +255,18 @@ struct MemoStoreTests {
         let store = try MemoStore()
         let small = ImportSession(store: store)
         try small.add((0..<1500).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) })
-        #expect(try store.writer.read { db in try small.nextChunkToShow(db) }.count == ImportSession.rowsPerStatement)
+        #expect(try store.writer.read { db in
+            let range = try #require(try MemoStore.ranges(of: small.batch, db).first)
+            return try small.nextChunkToShow(from: range.lowerBound, through: range.upperBound, db)
+        }.count == ImportSession.rowsPerStatement)
 
         let long = String(repeating: "x", count: ImportSession.bytesPerStatement)
         let large = ImportSession(store: store)
         try large.add(["short", long, long].map { MemoStore.NewMemo(text: $0, modifiedAt: 1_000) })
-        let chunk = try store.writer.read { db in try large.nextChunkToShow(db) }
+        let chunk = try store.writer.read { db in
+            let range = try #require(try MemoStore.ranges(of: large.batch, db).first)
+            return try large.nextChunkToShow(from: range.lowerBound, through: range.upperBound, db)
+        }
         #expect(chunk.count == 1, "the first long memo would take the statement past its share")
         small.abandon()
         large.abandon()
@@ -282,7 +288,9 @@ struct MemoStoreTests {
         // The chunk logs about 80 pages; with fully random ids, 320 (the id index's pages, nearly all).
         #expect(checkpointer.pagesInLog - before < 150)
         let ids = try store.writer.read { db in
-            try String.fetchAll(db, sql: "SELECT id FROM memo WHERE importBatch = ? ORDER BY localID", arguments: [session.batch])
+            try String.fetchAll(db, sql: """
+                SELECT id FROM memo JOIN importChunk ON localID BETWEEN firstLocalID AND lastLocalID WHERE batch = ? ORDER BY localID
+                """, arguments: [session.batch])
         }
         #expect(ids.count == 1000 && Set(ids).count == 1000)
         #expect(Set(ids.map { $0.prefix(2) }).count == 1)
@@ -327,7 +335,9 @@ struct MemoStoreTests {
             try store.writer.write { db in
                 try db.execute(sql: """
                     INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
-                    VALUES ('x', X'61', 'a', '', 1, 1, 1, 99, 0, '2147483646 dead')
+                    VALUES ('x', X'61', 'a', '', 1, 1, 1, 99, 0, X''), ('y', X'62', 'b', '', 1, 1, 1, 100, 0, X'');
+                    INSERT INTO importChunk (batch, firstLocalID, lastLocalID)
+                    SELECT '2147483646 dead', min(localID), max(localID) FROM memo WHERE importBatch IS NOT NULL;
                     """)
             }
             #expect(try store.count(filter: nil) == 1)
@@ -335,6 +345,51 @@ struct MemoStoreTests {
         let reopened = try MemoStore(path: path)
         let rows = try reopened.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo") }
         #expect(rows == 1)
+        #expect(try reopened.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM importChunk") } == 0)
+    }
+
+    @Test("memos an older version's import left marked by name become ranges of their import, removed with it")
+    func abandonedImportsOfAnOlderVersion() throws {
+        let path = temporaryStorePath()
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            let queue = try DatabaseQueue(path: path)
+            try MemoStore.migrator.migrate(queue, upTo: "v4-short-term-index")
+            try queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
+                    VALUES ('kept', X'61', 'a', '', 1, 1, 1, 1, 0, NULL),
+                           ('x', X'61', 'a', '', 1, 1, 1, 2, 0, '2147483646 dead'),
+                           ('y', X'62', 'b', '', 1, 1, 1, 3, 0, '2147483646 dead')
+                    """)
+            }
+        }
+        let reopened = try MemoStore(path: path)
+        let ids = try reopened.writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM memo") }
+        #expect(ids == ["kept"])
+        #expect(try reopened.count(filter: nil) == 1)
+    }
+
+    @Test("showing an import keeps each record's size: SQLite rewrites only what changed, not the texts")
+    func showingAnImportRewritesNoText() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let checkpointer = try #require(store.checkpointer)
+        // Numbers below 128 take a byte, above two: numbered 120 on, the memos would need more room
+        // once numbered again above every number.
+        for index in 0..<119 { _ = try store.create(text: "here before \(index)", now: 1, filter: nil) }
+        let text = String(repeating: "an imported line of text\n", count: 4000)  // 100 KB: 25 overflow pages
+        let session = ImportSession(store: store)
+        try session.add((0..<20).map { MemoStore.NewMemo(text: "memo \($0)\n" + text, modifiedAt: 1_000) })
+        let before = checkpointer.pagesInLog
+        try session.finish()
+        // The texts fill about 500 pages. A record that keeps its size logs the pages that hold what
+        // changed (its header, and its number and mark after the text); one that changed size, all.
+        #expect(checkpointer.pagesInLog - before < 100)
+        #expect(try store.count(filter: nil) == 139)
+        let seqs = try store.writer.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM memo WHERE length(text) > 1000") }
+        #expect(seqs.allSatisfy { $0 >= MemoStore.importedSeqFloor } && Set(seqs).count == 20)
+        #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM importChunk") } == 0)
     }
 
     @Test("search is never stale: it sees every committed change, also after reopening")

@@ -189,7 +189,7 @@ extension MemoStore {
                          outcome: inout PullOutcome, _ db: Database) throws {
         let local = try StoredMemo.fetchOne(db.cachedStatement(sql: "SELECT * FROM memo WHERE id = ?"), arguments: [id])
         // An import still adding this memo owns it until it finishes.
-        if local?.importBatch != nil { return }
+        if local?.importing == true { return }
         let head = try local.map { try pack($0, rules: rules, db) } ?? Self.head(of: id, db)?.revision
         var parents: [String: [String]] = [:]
         for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, parents FROM revision WHERE memo = ?"), arguments: [id]) {
