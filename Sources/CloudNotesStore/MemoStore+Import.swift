@@ -44,10 +44,11 @@ final class ImportSession: Sendable {
             // New numbers above every existing one, the last memo added getting the lowest.
             let base = try MemoStore.nextSeq(db)
             // A statement per chunk: until a statement ends, SQLite keeps a copy of every page it changed
-            // (its statement journal, in memory: see `prepareConnection`), texts included, since a shown
-            // record is rewritten whole. One statement for the whole import held 240 MB for 100,000 memos.
+            // (its statement journal, in memory: see `prepareConnection`). One statement for the whole
+            // import held 240 MB for 100,000 memos when a shown record was rewritten whole.
             let show = try db.cachedStatement(sql: """
-                UPDATE memo SET importBatch = NULL, seq = ? + ? - seq WHERE localID IN (SELECT value FROM json_each(?))
+                UPDATE memo SET importBatch = NULL, seq = ? + ? - seq
+                WHERE localID IN (SELECT value FROM json_each(?)) AND importBatch IS NOT NULL
                 """)
             for range in ranges {
                 var from = range.lowerBound
@@ -168,6 +169,14 @@ extension MemoStore {
             .map { ($0[0] as Int64)...($0[1] as Int64) }
     }
 
+    /// The first of `batch`'s ranges, if any is left.
+    static func firstRange(of batch: String, _ db: Database) throws -> ClosedRange<Int64>? {
+        try Row.fetchOne(db, sql: """
+            SELECT firstLocalID, lastLocalID FROM importChunk WHERE batch = ? ORDER BY firstLocalID LIMIT 1
+            """, arguments: [batch])
+            .map { ($0[0] as Int64)...($0[1] as Int64) }
+    }
+
     /// A new random memo id (a version 4 UUID) whose first byte is `leadingByte`.
     ///
     /// The ids of one import chunk share their first byte, drawn for the chunk, so that the chunk's
@@ -182,10 +191,10 @@ extension MemoStore {
         return UUID(uuid: bytes).uuidString.lowercased()
     }
 
-    /// Removes the memos of an unfinished import, up to `ImportSession.rowsPerStatement` local ids per
-    /// transaction (an in-memory statement journal holds every page its statement changes).
+    /// Removes the memos of an unfinished import, up to `ImportSession.rowsPerStatement` per transaction
+    /// (an in-memory statement journal holds every page its statement changes).
     func discard(batch: String) throws {
-        while let range = try writer.read({ db in try Self.ranges(of: batch, db).first }) {
+        while let range = try writer.read({ db in try Self.firstRange(of: batch, db) }) {
             try write { db in
                 let through = min(range.upperBound, range.lowerBound + Int64(ImportSession.rowsPerStatement) - 1)
                 // Only hidden memos, should a range ever outlive its import.
@@ -202,16 +211,40 @@ extension MemoStore {
         }
     }
 
+    /// Removes the memos an older version's import marked with its name (before migration
+    /// "v5-import-ranges"), a statement at a time.
+    private func discardMarked(byName batch: String) throws {
+        var removed = 0
+        repeat {
+            removed = try write { db in
+                try db.execute(
+                    sql: "DELETE FROM memo WHERE localID IN (SELECT localID FROM memo WHERE importBatch = ? LIMIT \(ImportSession.rowsPerStatement))",
+                    arguments: [batch])
+                return db.changesCount
+            }
+        } while removed > 0
+    }
+
     /// Removes what imports left behind when their process died mid-way.
     func discardAbandonedImports() throws {
-        let batches = try writer.read { db in
-            try String.fetchAll(db, sql: "SELECT DISTINCT batch FROM importChunk")
+        let (batches, namedBatches) = try writer.read { db in
+            (try String.fetchAll(db, sql: "SELECT DISTINCT batch FROM importChunk"),
+             try String.fetchAll(db, sql: """
+                SELECT DISTINCT importBatch FROM memo WHERE importBatch IS NOT NULL AND typeof(importBatch) = 'text'
+                """))
         }
-        for batch in batches {
-            let pid = pid_t(batch.split(separator: " ").first.flatMap { Int32($0) } ?? 0)
-            let isRunning = pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM)
-            if !isRunning { try discard(batch: batch) }
+        for batch in namedBatches where !Self.isRunning(batch: batch) {
+            try discardMarked(byName: batch)
         }
+        for batch in batches where !Self.isRunning(batch: batch) {
+            try discard(batch: batch)
+        }
+    }
+
+    /// Whether the process that named `batch` ("pid uuid") runs, and is another one.
+    private static func isRunning(batch: String) -> Bool {
+        let pid = pid_t(batch.split(separator: " ").first.flatMap { Int32($0) } ?? 0)
+        return pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM)
     }
 }
 

@@ -143,18 +143,14 @@ extension MemoStore {
             // Showing them set it to NULL, which shrank every record, and SQLite wrote each one again
             // whole, its text included. They are now marked with an empty BLOB, which takes no more room
             // in a record than NULL does (an integer would become text in this TEXT column), so that
-            // showing them rewrites only the pages that change. An import's memos are found by the ranges
-            // of local ids its chunks took (a chunk's rows, inserted in one transaction, take consecutive
-            // ids). Memos marked by name were left by an import whose process died (or by an older
-            // version's import still under way): each becomes a range of its own, removed with its import.
+            // showing them rewrites only the pages that change; an import's memos are found by the
+            // ranges of local ids its chunks took (a chunk's rows, inserted in one transaction, take
+            // consecutive ids). Memos marked by name, by an older version's import, stay as they are:
+            // that import shows them by name, or, if its process died, they are removed by name.
             try db.execute(sql: """
                 CREATE TABLE importChunk (
                     batch TEXT NOT NULL, firstLocalID INTEGER NOT NULL, lastLocalID INTEGER NOT NULL);
                 CREATE INDEX importChunk_batch ON importChunk(batch);
-                INSERT INTO importChunk (batch, firstLocalID, lastLocalID)
-                    SELECT importBatch, localID, localID FROM memo WHERE importBatch IS NOT NULL;
-                UPDATE memo SET importBatch = X'' WHERE importBatch IS NOT NULL;
-                DROP INDEX memo_import;
                 """)
         }
         return migrator
