@@ -233,7 +233,7 @@ extension MemoStore {
                 SELECT DISTINCT importBatch FROM memo WHERE importBatch IS NOT NULL AND typeof(importBatch) = 'text'
                 """))
         }
-        for batch in namedBatches where !Self.isRunning(batch: batch) {
+        for batch in namedBatches where Self.processID(ofBatch: batch) != nil && !Self.isRunning(batch: batch) {
             try discardMarked(byName: batch)
         }
         for batch in batches where !Self.isRunning(batch: batch) {
@@ -241,10 +241,17 @@ extension MemoStore {
         }
     }
 
+    /// The process that named `batch` ("pid uuid"), or nil where the mark is no import's name: a memo
+    /// written through `StoredMemo` while its import runs is marked "import", and found by its range.
+    private static func processID(ofBatch batch: String) -> pid_t? {
+        guard let pid = batch.split(separator: " ").first.flatMap({ Int32($0) }), pid > 0 else { return nil }
+        return pid
+    }
+
     /// Whether the process that named `batch` ("pid uuid") runs, and is another one.
     private static func isRunning(batch: String) -> Bool {
-        let pid = pid_t(batch.split(separator: " ").first.flatMap { Int32($0) } ?? 0)
-        return pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM)
+        guard let pid = processID(ofBatch: batch) else { return false }
+        return pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM)
     }
 }
 
