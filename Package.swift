@@ -5,6 +5,7 @@ import PackageDescription
 //   cloudnotes (executable: serve, and the shell commands) → CloudNotesServer → CloudNotesMediator → CloudNotesStore
 //                                        ↘ CloudNotesTransport     ↘ CloudNotesProtocol          ↗
 //                                        ↘ CloudNotesSync (remotes, segments, merges) ──────────
+// CloudNotesJSON (parsing, no I/O) sits below CloudNotesTransport and CloudNotesMediator (import files).
 // The protocol types know no I/O, the store knows no JSON-RPC, the mediator knows no pipes.
 let package = Package(
     name: "CloudNotes",
@@ -26,12 +27,15 @@ let package = Package(
         // Byte work under every line, in C for vector instructions: the search for the bytes a JSON string
         // must escape (SSE2) and the UTF-8 check (SSSE3).
         .target(name: "CJSONBytes"),
+        // Reading JSON fast, without I/O: a strict parser into a tree and a decoder of the tree, the UTF-8
+        // check, the search for a string's special bytes. Used for requests and for import files.
+        .target(name: "CloudNotesJSON", dependencies: ["CJSONBytes"]),
         // JSON-lines framing and the JSON-RPC connection over file descriptors.
         .target(
             name: "CloudNotesTransport",
             dependencies: [
                 "CloudNotesProtocol",
-                "CJSONBytes",
+                "CloudNotesJSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -52,6 +56,7 @@ let package = Package(
             name: "CloudNotesMediator",
             dependencies: [
                 "CloudNotesProtocol",
+                "CloudNotesJSON",
                 "CloudNotesStore",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -108,7 +113,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
-        .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport", "CloudNotesTestSupport"]),
+        .testTarget(name: "CloudNotesJSONTests", dependencies: ["CloudNotesJSON", "CloudNotesTestSupport"]),
+        .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport", "CloudNotesJSON", "CloudNotesTestSupport"]),
         // What several test targets share (a seeded random generator, temporary stores, waiting helpers).
         .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CSQLiteLogWrites", "CloudNotesTestSupport"]),
@@ -122,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "CloudNotesMediatorTests",
             dependencies: [
-                "CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol",
+                "CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol", "CloudNotesTestSupport",
                 // To make the store fail on purpose (a temporary trigger).
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

@@ -1,3 +1,5 @@
+import CloudNotesJSON
+
 // MARK: - JSON syntax check
 
 /// A strict RFC 8259 syntax check of one line, without building any value and without recursion.

@@ -1,3 +1,4 @@
+import CloudNotesJSON
 import CloudNotesProtocol
 
 // MARK: - Streaming JSON encoder
@@ -245,16 +246,6 @@ struct CodingPosition {
     var node: CodingPathNode? {
         key.map { CodingPathNode(parent: container, key: $0) } ?? container
     }
-}
-
-/// An element's place in an unkeyed container, named as Foundation's JSONEncoder names it.
-struct IndexKey: CodingKey {
-    let index: Int
-    init(index: Int) { self.index = index }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { index = intValue }
-    var stringValue: String { "Index \(index)" }
-    var intValue: Int? { index }
 }
 
 /// One key of a coding path, linked to the path of its container.

@@ -1,4 +1,5 @@
 import CloudNotesProtocol
+import CloudNotesTestSupport
 import Foundation
 import Testing
 
@@ -44,6 +45,32 @@ struct ImportFileReaderTests {
         #expect(try read(many, chunkSize: 3).map(\.lastModified) == (0..<50).map(Int64.init))
     }
 
+    /// A random text of `length` characters, long runs of ordinary ones (Korean, English, an emoji)
+    /// broken by those a JSON string escapes: quotes, backslashes, control characters, line ends.
+    func randomText(length: Int, _ random: inout SplitMix64) -> String {
+        let ordinary: [Character] = ["a", "b", " ", "회", "의", "😀", "]", "}", ",", "/"]
+        let special: [Character] = ["\"", "\\", "\n", "\r\n", "\t", "\u{01}", "\u{1F}", "\u{7F}"]
+        return String((0..<length).map { _ in
+            Int.random(in: 0..<40, using: &random) == 0 ? special.randomElement(using: &random)! : ordinary.randomElement(using: &random)!
+        })
+    }
+
+    @Test("long texts that straddle reads, with escapes anywhere, read as Foundation decodes the whole file",
+          arguments: [7, 16, 17, 100, 4096, 1 << 20])
+    func longTextsAcrossReads(chunkSize: Int) throws {
+        var random = SplitMix64(seed: UInt64(chunkSize))
+        let entries = (0..<60).map { index in
+            ImportEntry(title: randomText(length: index % 7, &random), body: randomText(length: Int.random(in: 0..<3000, using: &random), &random),
+                        lastModified: Int64(index), text: index % 3 == 0 ? randomText(length: 200, &random) : nil)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = chunkSize % 2 == 1 ? [.prettyPrinted] : []  // spaces and line ends between values
+        let data = try encoder.encode(entries)
+        let expected = try JSONDecoder().decode([ImportEntry].self, from: data)
+        #expect(try read(String(decoding: data, as: UTF8.self), chunkSize: chunkSize) == expected)
+        #expect(expected == entries)
+    }
+
     @Test("a chunk stops at its count or once it took its bytes of the file, and holds at least one entry")
     func chunksBoundedByBytes() throws {
         let long = String(repeating: "x", count: 400)
@@ -69,5 +96,16 @@ struct ImportFileReaderTests {
         #expect(try failure(#"[{"title":"x","body":"","last_modified":1}, 42]"#)?.data?["index"] == 1)
         #expect(try failure(#"[{"title":"x","body":"unterminated]"#)?.code == .importInvalid)
         #expect(try failure("[{\"title\":\"\u{FFFD}\",\"body\":\"\",\"last_modified\":1}]") == nil)
+        let twice = #"[{"title":"x","body":"","last_modified":1,"last_modified":2}]"#
+        let foundation = try? JSONDecoder().decode([ImportEntry].self, from: Data(twice.utf8))
+        #expect((try? read(twice)) == foundation, "a member named twice: Foundation decides")
+        #expect(try failure(#"[{"title":"x","body":"","last_modified":1.5}]"#)?.data?["index"] == 0)
+        let notUTF8 = Data(#"[{"title":"x","body":"","last_modified":1},{"title":"y","body":"\#u{FF}","last_modified":1}]"#.utf8)
+            .map { $0 == 0xC3 ? 0xFF : $0 }  // U+00FF's lead byte, made a byte UTF-8 never holds
+        let path = try file("")
+        try Data(notUTF8).write(to: URL(fileURLWithPath: path))
+        let reader = try ImportFileReader(path: path)
+        #expect(throws: ResponseError.self) { _ = try reader.next(limit: 10) }
+        #expect(try ImportFileReader(path: path).next(limit: 1).count == 1, "the entry before is read")
     }
 }

@@ -36,9 +36,9 @@ struct ReadAheadTests {
             }
         }
 
-        func readAhead() -> ReadAhead<Int> {
+        func readAhead(depth: Int = 1) -> ReadAhead<Int> {
             let token = ReleaseToken { self.released.store(true, ordering: .releasing) }
-            return ReadAhead(label: "test") { try withExtendedLifetime(token) { try self.make() } }
+            return ReadAhead(label: "test", depth: depth) { try withExtendedLifetime(token) { try self.make() } }
         }
     }
 
@@ -94,6 +94,43 @@ struct ReadAheadTests {
         #expect(try ahead.next() == 2)
         #expect(eventually { producer.calls == 3 })
         ahead.stop()
+    }
+
+    @Test("deeper, as many elements as the depth are made ahead, and no more; the order and the end stay")
+    func severalAhead() throws {
+        let producer = Producer(last: 9)
+        let ahead = producer.readAhead(depth: 3)
+        #expect(eventually { producer.calls == 3 }, "made before any is taken")
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(producer.calls == 3)
+        #expect(try ahead.next() == 1)
+        #expect(eventually { producer.calls == 4 })
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(producer.calls == 4, "1 taken, 2, 3 and 4 wait")
+        var got = [1]
+        while let element = try ahead.next() { got.append(element) }
+        #expect(got == Array(1...9))
+        #expect(try ahead.next() == nil)
+        #expect(eventually { producer.threadEnded })
+    }
+
+    @Test("deeper, an error comes after every element made before it; a stop drops all that wait")
+    func severalAheadEndings() throws {
+        let failing = Producer(failing: 4)
+        let ahead = failing.readAhead(depth: 5)
+        #expect(eventually { failing.calls == 4 }, "the error ends the making")
+        #expect(try ahead.next() == 1)
+        #expect(try ahead.next() == 2)
+        #expect(try ahead.next() == 3)
+        #expect(throws: Failure(after: 3)) { try ahead.next() }
+        #expect(throws: Failure(after: 3)) { try ahead.next() }
+
+        let stopped = Producer()
+        let dropping = stopped.readAhead(depth: 4)
+        #expect(eventually { stopped.calls == 4 })
+        dropping.stop()
+        #expect(eventually { stopped.threadEnded })
+        #expect(try dropping.next() == nil, "four were made, and dropped")
     }
 
     @Test("stop ends the producer's thread, drops what it made, and answers nil from then on")

@@ -11,17 +11,20 @@ public struct MemoImporter: Sendable {
 
     /// Entries stored per transaction, at most…
     static let chunkSize = 1000
-    /// … and of a file, about this many bytes (at least one entry): an import holds two chunks at most
-    /// (the one written, and the one read ahead), whatever the memos' lengths.
+    /// … and of a file, about this many bytes (at least one entry): an import holds `chunksAhead + 1`
+    /// chunks at most (the one written, and those read ahead), whatever the memos' lengths.
     /// 256 KiB: read ahead, chunks of 1 MiB raised the peak memory of importing 100,000 memos from
     /// 42.5–45.1 to 48.7–50.5 MB, these to 44.7–47.4 MB, for about 0.1–0.2 s more (of 5) in commits.
     static let chunkBytes = 1 << 18
+    /// Chunks read ahead of the one written, at most (see `ReadAhead`): with one, the reader and the
+    /// writer waited for each other on most chunks.
+    static let chunksAhead = 4
 
     public init(store: MemoStore) { self.store = store }
 
     /// Imports the entries of a `memo/import` request, a chunk at a time, and returns how many.
     ///
-    /// A file is read as it is stored, in constant memory, the next chunk read (`ReadAhead`) while
+    /// A file is read as it is stored, in constant memory, the next chunks read (`ReadAhead`) while
     /// one is written. Nothing shows before the last entry is in: a malformed entry (the error names its
     /// index), a cancellation or a failure removes what was stored. `progress` gets the work done and
     /// the work to do (entries, or for a file, bytes) and a message.
@@ -29,7 +32,7 @@ public struct MemoImporter: Sendable {
         _ request: ImportRequest, isCancelled: @escaping @Sendable () -> Bool,
         progress: @escaping @Sendable (_ done: Int, _ total: Int, _ message: String) -> Void
     ) throws(ResponseError) -> Int {
-        let chunks = ReadAhead(label: "cloudnotes.import-reader", try Self.chunks(of: request))
+        let chunks = ReadAhead(label: "cloudnotes.import-reader", depth: Self.chunksAhead, try Self.chunks(of: request))
         defer { chunks.stop() }
         var work = (done: 0, total: 0)
         do {

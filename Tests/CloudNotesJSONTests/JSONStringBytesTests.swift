@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CloudNotesTransport
+@testable import CloudNotesJSON
 
 @Suite("Special bytes of JSON strings")
 struct JSONStringBytesTests {

@@ -6,7 +6,7 @@
 /// piece's UTF-8 as it appends it: about fifty instructions a byte for a memo's text, whose every line
 /// ends in `\n`. `JSONTree.parse` copies the runs between escapes in bulk and checks the string's
 /// UTF-8 once, which makes decoding a 100 KB `memo/update` about five times cheaper.
-indirect enum JSONTree {
+package indirect enum JSONTree {
     /// Members by name; an object that names a member twice is left to Foundation.
     case object([String: JSONTree])
     case array([JSONTree])
@@ -27,7 +27,7 @@ indirect enum JSONTree {
     /// With `knownValidUTF8` (the bytes are a slice of a line `MessageDecoder` checked), strings are made
     /// without checking their UTF-8 again: undoing escapes keeps valid UTF-8 valid, since an escape
     /// stands between whole characters and never makes a lone surrogate.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, knownValidUTF8: Bool = false) -> JSONTree? {
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, knownValidUTF8: Bool = false) -> JSONTree? {
         var parser = Parser(bytes: bytes, knownValidUTF8: knownValidUTF8)
         guard let tree = parser.value(depth: 0) else { return nil }
         parser.skipSpace()

@@ -12,9 +12,9 @@ import CJSONBytes
 /// elsewhere it is a deterministic automaton whose transitions are packed into one word per byte value
 /// (a "shift-based DFA"): a step is a table load and a shift, with no branch to mispredict where Korean
 /// and spaces alternate, and runs of eight ASCII bytes are skipped a word at a time.
-enum UTF8Validation {
+package enum UTF8Validation {
     /// Whether `bytes` are well-formed UTF-8.
-    static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         switch cjson_utf8_check(base, bytes.count) {
         case 1: return true

@@ -11,9 +11,9 @@ import Foundation
 /// with fractions or exponents, `Float`, `Date`, `Data`, `URL`, `Decimal`, super decoders) makes it
 /// give up, and its result is thrown away even when the type caught the error and went on (as
 /// `JSONValue` does, trying one type after another).
-enum JSONTreeDecoder {
+package enum JSONTreeDecoder {
     /// `T` decoded from `tree`, or nil when Foundation's decoder must decide.
-    static func decode<T: Decodable>(_ type: T.Type, from tree: JSONTree) -> T? {
+    package static func decode<T: Decodable>(_ type: T.Type, from tree: JSONTree) -> T? {
         let attempt = Attempt()
         guard let value = try? T(from: TreeDecoder(value: tree, codingPath: [], attempt: attempt)), !attempt.gaveUp else {
             return nil
