@@ -5,8 +5,13 @@ import GRDB
 
 /// One import under way (see `MemoStore.importMemos`): its memos go in by chunks, each its own short transaction, so that
 /// interactive writes are never queued behind a whole import, and stay hidden (`importBatch` set)
-/// until `finish` shows them all in one last transaction with fresh sequence numbers. Each chunk's
-/// memos take consecutive local ids, recorded as a range of the import in table `importChunk`.
+/// until `finish` shows them all in one last transaction. Each chunk's memos take consecutive local
+/// ids, recorded as a range of the import in table `importChunk`.
+///
+/// Its memos are numbered downward from the top of a block reserved above every sequence number (see
+/// `MemoStore.importBlockSize`): the first memo of the file gets the highest, so that among memos with
+/// the same timestamp the list shows them in the file's order; and when nothing is numbered above the
+/// block by the time the import ends, its memos are shown with the numbers they have.
 ///
 /// All or nothing: an import that is abandoned (cancelled, failed) removes its chunks; one whose
 /// process died is removed when a store is next opened.
@@ -25,37 +30,60 @@ final class ImportSession: Sendable {
     func add(_ memos: [MemoStore.NewMemo]) throws {
         guard !memos.isEmpty else { return }
         try store.write { db in
-            let (first, last) = try MemoStore.insert(memos, db)
+            let (first, last) = try MemoStore.insert(memos, numberedDownFrom: try nextNumber(db), db)
             try db.execute(sql: "INSERT INTO importChunk (batch, firstLocalID, lastLocalID) VALUES (?, ?, ?)",
                            arguments: [batch, first, last])
         }
     }
 
-    /// Shows every memo added, renumbered after every change made meanwhile (so that whoever reads
-    /// changes by sequence number sees them as new), and in reverse: among memos with the same
-    /// timestamp, the list then shows them in the order they were added.
+    /// The sequence number of the next memo added: one below the last memo's, or for the first, the top
+    /// of a new block above every number.
+    private func nextNumber(_ db: Database) throws -> Int64 {
+        if let lastMemo = try MemoStore.ranges(of: batch, db).last?.upperBound {
+            return try MemoStore.seq(ofLocalID: lastMemo, db) - 1
+        }
+        return max(try MemoStore.nextSeq(db), MemoStore.importBlockSize) + MemoStore.importBlockSize - 1
+    }
+
+    /// Shows every memo added, above every change made meanwhile, so that whoever reads changes by
+    /// sequence number sees them as new; in the order they were added among memos of one timestamp.
+    ///
+    /// A change made while the import ran (here or in another process: an edit, a sync, another
+    /// import) is numbered above the block, and then the memos are numbered again above it, in the
+    /// same order. Otherwise their numbers are already the highest, and showing them changes only their
+    /// mark: renumbering rewrites every index entry by number, a third of the time that `finish` took
+    /// for 100,000 memos.
     func finish() throws {
         try store.write { db in
             let ranges = try MemoStore.ranges(of: batch, db)
-            // The highest number of the import is its last memo's: chunks are numbered in turn.
-            guard let lastMemo = ranges.last?.upperBound,
-                  let last = try Int64.fetchOne(db, sql: "SELECT seq FROM memo WHERE localID = ?", arguments: [lastMemo])
-            else { return }
-            // New numbers above every existing one, the last memo added getting the lowest.
-            let base = try MemoStore.nextSeq(db)
+            guard let firstMemo = ranges.first?.lowerBound, let lastMemo = ranges.last?.upperBound else { return }
+            let top = try MemoStore.seq(ofLocalID: firstMemo, db)
+            let bottom = try MemoStore.seq(ofLocalID: lastMemo, db)
+            let numberedAbove = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM memo WHERE seq > ?)", arguments: [top]) ?? false
             // A statement per chunk: until a statement ends, SQLite keeps a copy of every page it changed
             // (its statement journal, in memory: see `prepareConnection`). One statement for the whole
             // import held 240 MB for 100,000 memos when a shown record was rewritten whole.
-            let show = try db.cachedStatement(sql: """
-                UPDATE memo SET importBatch = NULL, seq = ? + ? - seq
-                WHERE localID IN (SELECT value FROM json_each(?)) AND importBatch IS NOT NULL
-                """)
+            let show: Statement
+            let arguments: (_ first: Int64, _ last: Int64) -> StatementArguments
+            if numberedAbove {
+                // Numbered again from just above every number, `bottom` becoming the lowest.
+                let shift = try MemoStore.nextSeq(db) - bottom
+                show = try db.cachedStatement(sql: """
+                    UPDATE memo SET importBatch = NULL, seq = seq + ? WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
+                    """)
+                arguments = { [shift, $0, $1] }
+            } else {
+                show = try db.cachedStatement(sql: """
+                    UPDATE memo SET importBatch = NULL WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
+                    """)
+                arguments = { [$0, $1] }
+            }
             for range in ranges {
                 var from = range.lowerBound
                 while true {
                     let chunk = try nextChunkToShow(from: from, through: range.upperBound, db)
-                    guard let end = chunk.last else { break }
-                    try show.execute(arguments: [base, last, MemoStore.jsonArray(chunk)])
+                    guard let first = chunk.first, let end = chunk.last else { break }
+                    try show.execute(arguments: arguments(first, end))
                     from = end + 1
                 }
             }
@@ -134,33 +162,58 @@ extension MemoStore {
             didStore: progress)
     }
 
-    /// Inserts `chunk`, hidden, and returns the first and last local ids it took (every id between is
-    /// one of its memos).
-    static func insert(_ chunk: [NewMemo], _ db: Database) throws -> (first: Int64, last: Int64) {
-        // Numbered from 2^23 on at least: `finish` numbers the memos again above every number, and a
-        // number of the same size keeps the record's size, which lets SQLite rewrite only the pages
-        // that change (see migration "v5-import-ranges"). Numbers from 2^23 to 2^31 take 4 bytes.
-        var seq = max(try nextSeq(db), Self.importedSeqFloor)
-        let leadingByte = UInt8.random(in: .min ... .max)
+    /// Inserts `chunk`, hidden, numbered `firstNumber`, one less, and so on, and returns the first and
+    /// last local ids it took (every id between is one of its memos).
+    static func insert(_ chunk: [NewMemo], numberedDownFrom firstNumber: Int64, _ db: Database) throws -> (first: Int64, last: Int64) {
+        // The chunk's ids share their first byte, drawn for the chunk, so that the chunk's entries in the
+        // `id` index land in one 256th of it: fully random ids put the chunk's thousand entries on most
+        // of the index's pages, and each chunk's commit logged them all again (356 of the 822 MB that
+        // 100,000 memos wrote in chunks; 2 of 5.5 s). The other 114 random bits keep ids unique; the
+        // shell's eight-digit short ids are a little likelier to clash (about 4 clashing pairs among
+        // 100,000 imported memos, against 1 with fully random ids), and a clash asks for more digits.
+        let ids = RandomMemoIDs.make(count: chunk.count, leadingByte: .random(in: .min ... .max))
         // One prepared statement for every row: a record insert per row costs several times more.
         let insert = try db.cachedStatement(sql: """
             INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
             VALUES (?, ?, ?, ?, ?, ?, 1, ?, 0, X'')
             """)
         var first: Int64?
-        for entry in chunk {
-            try insert.execute(arguments: [
-                newMemoID(leadingByte: leadingByte), Data(entry.text.utf8), entry.title, entry.preview,
-                entry.modifiedAt, entry.modifiedAt, seq,
-            ])
+        var seq = firstNumber
+        for (entry, id) in zip(chunk, ids) {
+            var text = entry.text
+            try text.withUTF8 { text in
+                try insert.executeOnce { parameters in
+                    parameters.bind(id, at: 1)
+                    parameters.bindInPlace(text, at: 2)
+                    parameters.bind(entry.title, at: 3)
+                    parameters.bind(entry.preview, at: 4)
+                    parameters.bind(entry.modifiedAt, at: 5)
+                    parameters.bind(entry.modifiedAt, at: 6)
+                    parameters.bind(seq, at: 7)
+                }
+            }
             first = first ?? db.lastInsertedRowID
-            seq += 1
+            seq -= 1
         }
         return (first ?? db.lastInsertedRowID, db.lastInsertedRowID)
     }
 
-    /// The lowest sequence number an imported memo takes.
-    static let importedSeqFloor: Int64 = 1 << 23
+    /// How many sequence numbers an import reserves above every number, and the lowest top it numbers
+    /// down from (2^32).
+    ///
+    /// An import of more memos than that would meet numbers in use, and fail on the index that keeps
+    /// numbers unique: a file of 2^32 memos holds at least 160 GB. The numbers of a block (and those
+    /// `finish` gives when it numbers again, just above) take six bytes in a record up to 2^47, so that
+    /// numbering again keeps each record's size, and SQLite rewrites only the pages that change.
+    static let importBlockSize: Int64 = 1 << 32
+
+    /// The sequence number of the memo with local id `localID`.
+    static func seq(ofLocalID localID: Int64, _ db: Database) throws -> Int64 {
+        guard let seq = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM memo WHERE localID = ?"), arguments: [localID]) else {
+            throw StoreError.writeFailed("an import's memo \(localID) is missing")
+        }
+        return seq
+    }
 
     /// The ranges of local ids that `batch`'s chunks took, in order.
     static func ranges(of batch: String, _ db: Database) throws -> [ClosedRange<Int64>] {
@@ -175,20 +228,6 @@ extension MemoStore {
             SELECT firstLocalID, lastLocalID FROM importChunk WHERE batch = ? ORDER BY firstLocalID LIMIT 1
             """, arguments: [batch])
             .map { ($0[0] as Int64)...($0[1] as Int64) }
-    }
-
-    /// A new random memo id (a version 4 UUID) whose first byte is `leadingByte`.
-    ///
-    /// The ids of one import chunk share their first byte, drawn for the chunk, so that the chunk's
-    /// entries in the `id` index land in one 256th of it: fully random ids put the chunk's thousand
-    /// entries on most of the index's pages, and each chunk's commit logged them all again (356 of
-    /// the 822 MB that 100,000 memos wrote in chunks; 2 of 5.5 s). The other 114 random bits keep ids
-    /// unique; the shell's eight-digit short ids are a little likelier to clash (about 4 clashing pairs
-    /// among 100,000 imported memos, against 1 with fully random ids), and a clash asks for more digits.
-    static func newMemoID(leadingByte: UInt8) -> String {
-        var bytes = UUID().uuid
-        bytes.0 = leadingByte
-        return UUID(uuid: bytes).uuidString.lowercased()
     }
 
     /// Removes the memos of an unfinished import, up to `ImportSession.rowsPerStatement` per transaction

@@ -238,6 +238,24 @@ struct MemoStoreTests {
         #expect(try cacheSize() == -MemoStore.pageCacheKiB)
     }
 
+    @Test("an import keeps each text byte for byte, the empty one and NULs included, and lists it as a created memo")
+    func importedTextIsExact() throws {
+        let store = try MemoStore()
+        let texts = ["", "\u{0}", "nul\u{0}inside", "\n\nno title", "한국어 메모\n본문", "emoji 👩‍👩‍👧 ✈️\r\n",
+                     String(repeating: "100 KB of text, 한글 too.\n", count: 4_000)]
+        #expect(try store.importMemos(texts.map { MemoStore.NewMemo(text: $0, modifiedAt: 1_000) }) == texts.count)
+        let page = try store.page(filter: nil, offset: 0, limit: 10)
+        #expect(page.count == texts.count)
+        for (text, entry) in zip(texts, page) {
+            let memo = try #require(try store.memo(id: entry.id))
+            #expect(memo.text.utf8.elementsEqual(text.utf8))
+            let created = try store.create(text: text, now: 1, filter: nil).memo
+            #expect(memo.title.utf8.elementsEqual(created.title.utf8) && memo.preview.utf8.elementsEqual(created.preview.utf8))
+        }
+        let empty = try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM memo WHERE text = X''") }
+        #expect(empty == 2, "an empty text is an empty BLOB, not NULL, imported or created")
+    }
+
     @Test("memos longer than one statement's share of text are shown too, whole and in the file's order")
     func longImportedMemosAreShown() throws {
         let store = try MemoStore()
@@ -380,28 +398,80 @@ struct MemoStoreTests {
         #expect(try reopened.count(filter: nil) == 1)
     }
 
-    @Test("showing an import keeps each record's size: SQLite rewrites only what changed, not the texts")
-    func showingAnImportRewritesNoText() throws {
+    /// Also when a change made meanwhile has the import's memos numbered again: the new numbers keep
+    /// the size of the old.
+    @Test("showing an import keeps each record's size: SQLite rewrites only what changed, not the texts",
+          arguments: [false, true])
+    func showingAnImportRewritesNoText(changeMeanwhile: Bool) throws {
         // A store that never checkpoints: its log only grows, and a commit's pages are its growth.
         let store = try MemoStore(path: temporaryStorePath(), durability: .committed, readOnly: false,
                                   discardingAbandonedImports: true,
                                   logLimits: LogCheckpointer.Limits(backgroundPages: .max, inlinePages: .max))
         let checkpointer = try #require(store.checkpointer)
-        // Memos there before the import: without the floor of `importedSeqFloor`, the import's numbers
-        // (120 on, a byte or two) would need more room once numbered again above every number.
         for index in 0..<119 { _ = try store.create(text: "here before \(index)", now: 1, filter: nil) }
         let text = String(repeating: "an imported line of text\n", count: 4000)  // 100 KB: 25 overflow pages
         let session = ImportSession(store: store)
         try session.add((0..<20).map { MemoStore.NewMemo(text: "memo \($0)\n" + text, modifiedAt: 1_000) })
+        if changeMeanwhile { _ = try store.create(text: "meanwhile", now: 1, filter: nil) }
         let before = checkpointer.pagesInLog
         try session.finish()
         // The texts fill about 500 pages. A record that keeps its size logs the pages that hold what
         // changed (its header, and its number and mark after the text); one that changed size, all.
         #expect(checkpointer.pagesInLog - before < 100)
-        #expect(try store.count(filter: nil) == 139)
+        #expect(try store.count(filter: nil) == (changeMeanwhile ? 140 : 139))
         let seqs = try store.writer.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM memo WHERE length(text) > 1000") }
-        #expect(seqs.allSatisfy { $0 >= MemoStore.importedSeqFloor } && Set(seqs).count == 20)
+        #expect(Set(seqs).count == 20)
         #expect(try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM importChunk") } == 0)
+    }
+
+    /// The numbers of every memo, by title.
+    func seqsByTitle(_ store: MemoStore) throws -> [String: Int64] {
+        try store.writer.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT title, seq FROM memo").map { ($0[0], $0[1]) })
+        }
+    }
+
+    @Test("an import's memos are numbered above every number, the file's first the highest; shown as numbered when nothing came meanwhile")
+    func importNumbering() throws {
+        let store = try MemoStore()
+        for index in 0..<3 { _ = try store.create(text: "before \(index)", now: 1, filter: nil) }
+        let session = ImportSession(store: store)
+        try session.add((0..<5).map { MemoStore.NewMemo(text: "a\($0)", modifiedAt: 1_000) })
+        try session.add((5..<8).map { MemoStore.NewMemo(text: "a\($0)", modifiedAt: 1_000) })
+        let hidden = try seqsByTitle(store)
+        try session.finish()
+        let shown = try seqsByTitle(store)
+        #expect(shown == hidden, "nothing was numbered above the import: its numbers stay")
+        let imported = (0..<8).map { shown["a\($0)"]! }
+        #expect(imported == imported.sorted(by: >) && Set(imported).count == 8, "numbered down, the file's first the highest")
+        #expect(imported.last! > (0..<3).map { shown["before \($0)"]! }.max()!)
+        #expect(try store.page(filter: nil, offset: 0, limit: 8).map(\.title) == (0..<8).map { "a\($0)" })
+        let after = try store.create(text: "after", now: 1, filter: nil).memo
+        #expect(after.seq > imported.first!, "a change after the import is numbered above it")
+    }
+
+    @Test("a change numbered above an unfinished import has its memos numbered again above it, in the same order")
+    func importNumberedAgain() throws {
+        let store = try MemoStore()
+        _ = try store.create(text: "before", now: 1, filter: nil)
+        let first = ImportSession(store: store), second = ImportSession(store: store)
+        try first.add((0..<4).map { MemoStore.NewMemo(text: "a\($0)", modifiedAt: 1_000) })
+        let meanwhile = try store.create(text: "meanwhile", now: 1, filter: nil).memo
+        try second.add((0..<3).map { MemoStore.NewMemo(text: "b\($0)", modifiedAt: 1_000) })
+        try first.add((4..<6).map { MemoStore.NewMemo(text: "a\($0)", modifiedAt: 1_000) })
+        try first.finish()
+        let afterFirst = try seqsByTitle(store)
+        let a = (0..<6).map { afterFirst["a\($0)"]! }
+        #expect(a == a.sorted(by: >))
+        #expect(a.last! > meanwhile.seq && a.last! > (0..<3).map { afterFirst["b\($0)"]! }.max()!,
+                "above the change made meanwhile, and above the other import's hidden numbers")
+        try second.finish()
+        let all = try seqsByTitle(store)
+        let b = (0..<3).map { all["b\($0)"]! }
+        #expect(b == b.sorted(by: >) && b.last! > a.first!)
+        #expect(Set(all.values).count == all.count)
+        #expect(try store.page(filter: nil, offset: 0, limit: 20).map(\.title)
+                == (0..<3).map { "b\($0)" } + (0..<6).map { "a\($0)" } + ["meanwhile", "before"])
     }
 
     @Test("search is never stale: it sees every committed change, also after reopening")
