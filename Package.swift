@@ -36,6 +36,7 @@ let package = Package(
             dependencies: [
                 "CloudNotesProtocol",
                 "CloudNotesJSON",
+                "CJSONBytes",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

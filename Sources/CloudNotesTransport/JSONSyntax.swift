@@ -1,4 +1,4 @@
-import CloudNotesJSON
+import CJSONBytes
 
 // MARK: - JSON syntax check
 
@@ -144,7 +144,8 @@ enum JSONSyntax {
         mutating func string() -> Verdict? {
             position += 1  // the opening quote
             while position < bytes.count {
-                position = JSONStringBytes.firstSpecial(in: bytes, from: position)
+                // C's search itself, not `JSONStringBytes`: inlined here, as a call across modules is not.
+                position = cjson_first_special(bytes.baseAddress!, bytes.count, position)
                 guard position < bytes.count else { break }
                 let byte = bytes[position]
                 position += 1

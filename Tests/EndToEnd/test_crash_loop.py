@@ -30,12 +30,33 @@ def integrity(store) -> str:
         return db.execute("PRAGMA integrity_check").fetchone()[0]
 
 
+def nearest_difference(committed: dict[str, str], candidates: list[dict[str, str]], ops, acknowledged: int) -> str:
+    """What a failure needs to be read: the memos where the store differs from the candidate state
+    nearest to it, and the last round's requests, marked where the acknowledged ones end."""
+    def short(text: str | None) -> str:
+        return "(none)" if text is None else f"{text[:50]!r}… ({len(text)} chars)"
+
+    def distance(candidate: dict[str, str]) -> int:
+        return sum(candidate.get(key) != committed.get(key) for key in set(candidate) | set(committed))
+
+    nearest = min(range(len(candidates)), key=lambda index: distance(candidates[index]))
+    lines = [f"nearest: the state after {acknowledged + nearest} of {len(ops)} requests "
+             f"({acknowledged} acknowledged)"]
+    for key in sorted(set(candidates[nearest]) | set(committed)):
+        if candidates[nearest].get(key) != committed.get(key):
+            lines.append(f"  {key}: in the store {short(committed.get(key))}, expected {short(candidates[nearest].get(key))}")
+    lines += [f"  request {index}{' (acknowledged)' if index < acknowledged else ''}: {kind} {key} {short(text)}"
+              for index, (kind, key, text) in enumerate(ops)]
+    return "\n".join(lines)
+
+
 def test_kill_minus_9_at_random_moments(servers):
     rng = random.Random(91)
     store = servers.store
     # The states the store may be in after the last kill: the changes of some prefix of the requests
     # sent, at least the acknowledged ones.
     candidates: list[dict[str, str]] = [{}]
+    last_round: tuple[list, int] = ([], 0)  # the last round's requests, and how many were acknowledged
     next_key = 0
     cut_short = 0  # rounds whose kill came before every request was answered
     started = time.monotonic()
@@ -49,7 +70,8 @@ def test_kill_minus_9_at_random_moments(servers):
         committed = {key: text for key, (_, text) in state.items()}
         assert committed in candidates, (
             f"round {round_number}: the store after the kill is not the result of any prefix of the "
-            f"requests of the last round that includes every acknowledged one")
+            f"requests of the last round that includes every acknowledged one\n"
+            + nearest_difference(committed, candidates, last_round[0], last_round[1]))
         assert integrity(store) == "ok"
         for key in rng.sample(sorted(state), min(3, len(state))):
             found = server.call("memo/search", {"query": key})
@@ -114,6 +136,7 @@ def test_kill_minus_9_at_random_moments(servers):
         assert len(answered) == acknowledged, "responses came out of order"
         cut_short += acknowledged < len(ops)
 
+        last_round = (ops, acknowledged)
         candidates = []
         model = dict(committed)
         for index in range(len(ops) + 1):
