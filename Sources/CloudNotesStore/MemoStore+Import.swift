@@ -39,7 +39,9 @@ final class ImportSession: Sendable {
     /// The sequence number of the next memo added: one below the last memo's, or for the first, the top
     /// of a new block above every number.
     private func nextNumber(_ db: Database) throws -> Int64 {
-        if let lastMemo = try MemoStore.ranges(of: batch, db).last?.upperBound {
+        // The last memo added has the highest local id of the import (one row, not every range again).
+        if let lastMemo = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(lastLocalID) FROM importChunk WHERE batch = ?"),
+                                             arguments: [batch]) {
             return try MemoStore.seq(ofLocalID: lastMemo, db) - 1
         }
         return max(try MemoStore.nextSeq(db), MemoStore.importBlockSize) + MemoStore.importBlockSize - 1

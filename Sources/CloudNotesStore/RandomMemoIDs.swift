@@ -18,8 +18,8 @@ enum RandomMemoIDs {
         guard count > 0 else { return [] }
         var random = [UInt8](repeating: 0, count: count * 16)
         fillRandom(&random)
-        return (0..<count).map { index in
-            random.withUnsafeBufferPointer { bytes in
+        return random.withUnsafeBufferPointer { bytes in
+            (0..<count).map { index in
                 format(UnsafeBufferPointer(rebasing: bytes[index * 16 ..< index * 16 + 16]), leadingByte: leadingByte)
             }
         }

@@ -13,9 +13,9 @@ import Synchronization
 /// memos the other way round): one element ahead, each side waited for the other on every chunk where
 /// it was the quicker, and in `perf record` of an import of 100,000 memos the writing thread was busy
 /// 55–75% of the time its chunks took; four ahead, 85–100%. The quicker side builds a lead that the
-/// slower one then uses. The
-/// producer makes an element only while fewer than `depth` wait to be taken, so `depth + 1` are held at
-/// most: the one the consumer works on, and those made (or being made) meanwhile.
+/// slower one then uses. The producer makes an element only while fewer than `depth` wait to be taken,
+/// so `depth + 1` are held at most: the one the consumer works on, and those made (or being made)
+/// meanwhile.
 ///
 /// The producer runs until it returns nil or throws; the consumer then gets that nil or error, after the
 /// elements made before it, and at every later call. A consumer that gives up before then calls `stop()`
