@@ -259,7 +259,10 @@ extension MemoStore {
         repeat {
             removed = try write { db in
                 try db.execute(
-                    sql: "DELETE FROM memo WHERE localID IN (SELECT localID FROM memo WHERE importBatch = ? LIMIT \(ImportSession.rowsPerStatement))",
+                    sql: """
+                        DELETE FROM memo WHERE localID IN (
+                            SELECT localID FROM memo WHERE \(Self.namedImportMark) AND importBatch = ? LIMIT \(ImportSession.rowsPerStatement))
+                        """,
                     arguments: [batch])
                 return db.changesCount
             }
@@ -270,9 +273,7 @@ extension MemoStore {
     func discardAbandonedImports() throws {
         let (batches, namedBatches) = try writer.read { db in
             (try String.fetchAll(db, sql: "SELECT DISTINCT batch FROM importChunk"),
-             try String.fetchAll(db, sql: """
-                SELECT DISTINCT importBatch FROM memo WHERE importBatch IS NOT NULL AND typeof(importBatch) = 'text'
-                """))
+             try String.fetchAll(db, sql: "SELECT DISTINCT importBatch FROM memo WHERE \(Self.namedImportMark)"))
         }
         for batch in namedBatches where Self.processID(ofBatch: batch) != nil && !Self.isRunning(batch: batch) {
             try discardMarked(byName: batch)
@@ -281,6 +282,11 @@ extension MemoStore {
             try discard(batch: batch)
         }
     }
+
+    /// The condition of a memo marked with a name (by an older version's import, or "import" by
+    /// `StoredMemo`): the condition of index `memo_import_named`, which a query must repeat word for word
+    /// for SQLite to use it, and not read every memo.
+    static let namedImportMark = "typeof(importBatch) = 'text'"
 
     /// The process that named `batch` ("pid uuid"), or nil where the mark is no import's name: a memo
     /// written through `StoredMemo` while its import runs is marked "import", and found by its range.

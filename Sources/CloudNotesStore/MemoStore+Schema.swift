@@ -153,6 +153,18 @@ extension MemoStore {
                 CREATE INDEX importChunk_batch ON importChunk(batch);
                 """)
         }
+        migrator.registerMigration("v6-named-import-marks") { db in
+            // Every memo an import adds is marked (an empty BLOB) until it is shown, and `memo_import`
+            // held an entry for each: about a tenth of an import's time went to adding 100,000 entries
+            // to it and removing them again, for an index that nothing reads since imports are found by
+            // their ranges. Only the names that older versions' imports wrote are still looked up
+            // (`MemoStore.namedImportMark`); the index now holds those alone. Building it reads the
+            // table once, at the first open by this version.
+            try db.execute(sql: """
+                DROP INDEX memo_import;
+                CREATE INDEX memo_import_named ON memo(importBatch) WHERE typeof(importBatch) = 'text';
+                """)
+        }
         return migrator
     }
 }

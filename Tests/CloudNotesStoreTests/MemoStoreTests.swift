@@ -398,6 +398,23 @@ struct MemoStoreTests {
         #expect(try reopened.count(filter: nil) == 1)
     }
 
+    @Test("the names of older versions' imports are looked up through their index, which an import's marks stay out of")
+    func namedImportMarksIndex() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let session = ImportSession(store: store)
+        try session.add((0..<3).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1) })
+        try store.writer.read { db in
+            for sql in ["SELECT DISTINCT importBatch FROM memo WHERE \(MemoStore.namedImportMark)",
+                        "SELECT localID FROM memo WHERE \(MemoStore.namedImportMark) AND importBatch = 'a name'"] {
+                let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN \(sql)").map { $0["detail"] as String }
+                #expect(plan.contains { $0.contains("INDEX memo_import_named") }, "\(sql): \(plan)")
+            }
+            let indexed = try Int.fetchOne(db, sql: "SELECT count(*) FROM memo INDEXED BY memo_import_named WHERE \(MemoStore.namedImportMark)")
+            #expect(indexed == 0)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM memo WHERE importBatch IS NOT NULL") == 3)
+        }
+    }
+
     /// Also when a change made meanwhile has the import's memos numbered again: the new numbers keep
     /// the size of the old.
     @Test("showing an import keeps each record's size: SQLite rewrites only what changed, not the texts",

@@ -111,12 +111,15 @@ final class ImportFileReader {
     private func decode(_ element: Range<Int>) throws(ResponseError) -> ImportEntry {
         let index = entriesRead
         entriesRead += 1
-        // A well-formed entry (nearly every one) is parsed into a tree, which checks each string's UTF-8
-        // once and copies the runs between escapes in bulk, at about a fifth of what Foundation's decoder
-        // costs a memo's text (see `JSONTree`); the tree decoder gives up wherever Foundation must decide.
-        let decoded = buffer.withUnsafeBufferPointer { bytes in
-            JSONTree.parse(UnsafeBufferPointer(rebasing: bytes[element]))
-                .flatMap { JSONTreeDecoder.decode(ImportEntry.self, from: $0) }
+        // A well-formed entry (nearly every one) is parsed into a tree, which copies the runs between
+        // escapes in bulk, at about a fifth of what Foundation's decoder costs a memo's text (see
+        // `JSONTree`); the tree decoder gives up wherever Foundation must decide. Its UTF-8 is checked
+        // first, whole, sixteen bytes a step: the standard library's check of each string was a twelfth
+        // of the reading thread's time.
+        let decoded = buffer.withUnsafeBufferPointer { bytes -> ImportEntry? in
+            let entry = UnsafeBufferPointer(rebasing: bytes[element])
+            guard UTF8Validation.isValid(UnsafeRawBufferPointer(entry)) else { return nil }
+            return JSONTree.parse(entry, knownValidUTF8: true).flatMap { JSONTreeDecoder.decode(ImportEntry.self, from: $0) }
         }
         if let decoded { return decoded }
         // Anything else is decoded again by Foundation, which says what is wrong with it.
