@@ -142,10 +142,8 @@ final class ImportFileReader {
     private func nextSignificantByte() throws(ResponseError) -> UInt8? {
         while true {
             while position < buffer.count {
-                switch buffer[position] {
-                case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): position += 1
-                default: return buffer[position]
-                }
+                guard isJSONSpace(buffer[position]) else { return buffer[position] }
+                position += 1
             }
             guard try readMore() else { return nil }
         }
@@ -214,13 +212,9 @@ private struct ElementScanner {
         var scan = start
         if isScalar {
             while scan < bytes.count {
-                switch bytes[scan] {
-                case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"),
-                     UInt8(ascii: "\t"):
-                    return scan
-                default:
-                    scan += 1
-                }
+                let byte = bytes[scan]
+                if byte == UInt8(ascii: ",") || byte == UInt8(ascii: "]") || isJSONSpace(byte) { return scan }
+                scan += 1
             }
             return nil
         }
@@ -253,4 +247,9 @@ private struct ElementScanner {
         }
         return nil
     }
+}
+
+/// Whether `byte` is white space between JSON values (RFC 8259: space, tab, line feed, carriage return).
+private func isJSONSpace(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\t")
 }
