@@ -42,11 +42,14 @@ let package = Package(
         ),
         // A VFS over SQLite's own that writes a transaction's log frames to the file in one write.
         .target(name: "CSQLiteLogWrites", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // The SQLite settings Swift cannot reach (`sqlite3_db_config` is variadic).
+        .target(name: "CSQLiteDBConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The SQLite store: memos, tombstones, change sequence, full-text search, sync's revision history.
         .target(
             name: "CloudNotesStore",
             dependencies: [
                 "CSQLiteLogWrites",
+                "CSQLiteDBConfig",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The C API: the hook GRDB does not wrap (`sqlite3_wal_hook`), and statements stepped by hand.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

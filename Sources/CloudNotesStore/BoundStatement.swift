@@ -7,7 +7,7 @@ extension Statement {
     /// Runs the statement once with the parameters that `bind` sets through SQLite's own calls, then
     /// resets it and clears its parameters, so that no text bound in place outlives its buffer.
     ///
-    /// For the import's inserts, one a memo: GRDB's arguments box each value, and a text passed as `Data`
+    /// For the import's inserts: GRDB's arguments box each value, and a text passed as `Data`
     /// is copied twice (into the `Data`, then by SQLite), 161 MB each time for the benchmark's 100,000
     /// memos. The statement must not be observed by a GRDB transaction observer (the store has none).
     func executeOnce(binding bind: (ParameterBinder) -> Void) throws {
@@ -21,6 +21,28 @@ extension Statement {
         guard code == SQLITE_DONE || code == SQLITE_ROW else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code),
                                 message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))), sql: sql)
+        }
+    }
+}
+
+extension Statement {
+    /// Runs the statement once, as `executeOnce(binding:)` does, with the UTF-8 of each of `blobs` bound
+    /// in place as a BLOB, at the parameter that `parameter` gives for its offset in `blobs`.
+    ///
+    /// A multi-row INSERT needs every text's bytes at once: each is bound inside the scope of the
+    /// previous one's, and the statement runs (and is reset) inside the last.
+    func executeOnce(bindingInPlace blobs: [String], at parameter: (Int) -> Int32,
+                     binding bind: (ParameterBinder) -> Void) throws {
+        try withBlobsBound(blobs, from: 0, at: parameter) { try executeOnce(binding: bind) }
+    }
+
+    private func withBlobsBound(_ blobs: [String], from offset: Int, at parameter: (Int) -> Int32,
+                                _ body: () throws -> Void) throws {
+        guard offset < blobs.count else { return try body() }
+        var blob = blobs[offset]
+        try blob.withUTF8 { bytes in
+            ParameterBinder(handle: sqliteStatement).bindInPlace(bytes, at: parameter(offset))
+            try withBlobsBound(blobs, from: offset + 1, at: parameter, body)
         }
     }
 }
@@ -39,7 +61,7 @@ struct ParameterBinder {
     /// A text, copied by SQLite (never NULL, also when empty).
     func bind(_ value: String, at index: Int32) {
         var value = value
-        value.withUTF8 { bytes in
+        _ = value.withUTF8 { bytes in  // a failed bind leaves NULL, which the NOT NULL columns refuse
             // An empty buffer may have no address, which SQLite would take for NULL.
             if let base = bytes.baseAddress, !bytes.isEmpty {
                 sqlite3_bind_text(handle, index, base, Int32(bytes.count), Self.copied)

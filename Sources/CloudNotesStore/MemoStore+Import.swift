@@ -30,9 +30,16 @@ final class ImportSession: Sendable {
     func add(_ memos: [MemoStore.NewMemo]) throws {
         guard !memos.isEmpty else { return }
         try store.write { db in
-            let (first, last) = try MemoStore.insert(memos, numberedDownFrom: try nextNumber(db), db)
-            try db.execute(sql: "INSERT INTO importChunk (batch, firstLocalID, lastLocalID) VALUES (?, ?, ?)",
-                           arguments: [batch, first, last])
+            // Hidden memos that are not indexed: `memo_fts_insert` (WHEN new.indexed) has nothing to do. Yet
+            // a trigger SQLite must consider gave each INSERT a statement journal and a call of the
+            // trigger's program for each memo, and sent a multi-row INSERT through a temporary table:
+            // 641 -> 410 million instructions for the benchmark's first 10,000 memos, one a statement
+            // (callgrind, `add` alone).
+            try db.withoutTriggers {
+                let (first, last) = try MemoStore.insert(memos, numberedDownFrom: try nextNumber(db), db)
+                try db.execute(sql: "INSERT INTO importChunk (batch, firstLocalID, lastLocalID) VALUES (?, ?, ?)",
+                               arguments: [batch, first, last])
+            }
         }
     }
 
@@ -174,30 +181,61 @@ extension MemoStore {
         // shell's eight-digit short ids are a little likelier to clash (about 4 clashing pairs among
         // 100,000 imported memos, against 1 with fully random ids), and a clash asks for more digits.
         let ids = RandomMemoIDs.make(count: chunk.count, leadingByte: .random(in: .min ... .max))
-        // One prepared statement for every row: a record insert per row costs several times more.
-        let insert = try db.cachedStatement(sql: """
-            INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
-            VALUES (?, ?, ?, ?, ?, ?, 1, ?, 0, X'')
-            """)
         var first: Int64?
-        var seq = firstNumber
-        for (entry, id) in zip(chunk, ids) {
-            var text = entry.text
-            try text.withUTF8 { text in
-                try insert.executeOnce { parameters in
-                    parameters.bind(id, at: 1)
-                    parameters.bindInPlace(text, at: 2)
-                    parameters.bind(entry.title, at: 3)
-                    parameters.bind(entry.preview, at: 4)
-                    parameters.bind(entry.modifiedAt, at: 5)
-                    parameters.bind(entry.modifiedAt, at: 6)
-                    parameters.bind(seq, at: 7)
+        var start = 0
+        while start < chunk.count {
+            // The last few memos one at a time: one more statement to prepare, not one for each length.
+            let count = chunk.count - start >= memosPerInsert ? memosPerInsert : 1
+            let rows = start ..< start + count
+            let insert = try db.cachedStatement(sql: count == memosPerInsert ? fullInsert : singleInsert)
+            try insert.executeOnce(bindingInPlace: rows.map { chunk[$0].text }, at: { insertParameter(2, ofMemo: $0) }) { parameters in
+                for (memo, index) in rows.enumerated() {
+                    let entry = chunk[index]
+                    parameters.bind(ids[index], at: insertParameter(1, ofMemo: memo))
+                    parameters.bind(entry.title, at: insertParameter(3, ofMemo: memo))
+                    parameters.bind(entry.preview, at: insertParameter(4, ofMemo: memo))
+                    parameters.bind(entry.modifiedAt, at: insertParameter(5, ofMemo: memo))
+                    parameters.bind(entry.modifiedAt, at: insertParameter(6, ofMemo: memo))
+                    parameters.bind(firstNumber - Int64(index), at: insertParameter(7, ofMemo: memo))
                 }
             }
-            first = first ?? db.lastInsertedRowID
-            seq -= 1
+            first = first ?? db.lastInsertedRowID - Int64(count - 1)
+            start += count
         }
-        return (first ?? db.lastInsertedRowID, db.lastInsertedRowID)
+        // One writer holds the transaction, so the rows took consecutive ids: `finish` and `discard`
+        // find them by range.
+        let last = db.lastInsertedRowID
+        guard let first, last - first + 1 == Int64(chunk.count) else {
+            throw StoreError.writeFailed("an import's chunk of \(chunk.count) memos took local ids that are not consecutive")
+        }
+        return (first, last)
+    }
+
+    // MARK: Memos per statement
+
+    /// How many memos one INSERT of an import adds.
+    ///
+    /// Instructions of `add` for the benchmark's first 10,000 memos (callgrind, triggers off): 410
+    /// million one memo a statement, about 335 million from 10 to 30, 442 million at 100. Each statement
+    /// reads and writes AUTOINCREMENT's counter once; a longer one costs more to prepare, which SQLite
+    /// does again at every chunk (see `Database.withoutTriggers`).
+    static let memosPerInsert = 20
+
+    /// The INSERT of `memosPerInsert` memos, the import's usual statement.
+    private static let fullInsert = insertSQL(memos: memosPerInsert)
+    /// The INSERT of one memo, for a chunk's last memos.
+    private static let singleInsert = insertSQL(memos: 1)
+
+    /// An INSERT of `count` hidden memos, each with seven parameters (see `insertParameter`).
+    static func insertSQL(memos count: Int) -> String {
+        "INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch) VALUES "
+            + repeatElement("(?, ?, ?, ?, ?, ?, 1, ?, 0, X'')", count: count).joined(separator: ", ")
+    }
+
+    /// The index of the `column`th parameter (1: id, 2: text, 3: title, 4: preview, 5: createdAt,
+    /// 6: modifiedAt, 7: seq) of the `memo`th memo (from 0) of an `insertSQL` statement.
+    static func insertParameter(_ column: Int32, ofMemo memo: Int) -> Int32 {
+        Int32(memo) * 7 + column
     }
 
     /// How many sequence numbers an import reserves above every number, and the lowest top it numbers

@@ -256,6 +256,24 @@ struct MemoStoreTests {
         #expect(empty == 2, "an empty text is an empty BLOB, not NULL, imported or created")
     }
 
+    @Test("an import's INSERTs of many memos each put every memo's text, title and number with that memo")
+    func multiRowInsertsKeepEachMemoWhole() throws {
+        let store = try MemoStore()
+        // Chunks that are not a multiple of one INSERT's memos, and a last chunk shorter than one INSERT.
+        let count = MemoStore.memosPerInsert * 3 + 7
+        let chunkSize = MemoStore.memosPerInsert + MemoStore.memosPerInsert / 2 + 1
+        let texts = (0..<count).map { "memo \($0)\n" + String(repeating: "본문 \($0) ", count: $0 % 5) }
+        #expect(try store.importMemos(texts.map { MemoStore.NewMemo(text: $0, modifiedAt: 1_000) }, chunkSize: chunkSize) == count)
+        let page = try store.page(filter: nil, offset: 0, limit: count + 1)
+        #expect(page.map(\.title) == (0..<count).map { "memo \($0)" })
+        #expect(zip(page, page.dropFirst()).allSatisfy { $0.seq > $1.seq }, "the file's order, numbered downward")
+        for (text, entry) in zip(texts, page) {
+            #expect(try store.memo(id: entry.id)?.text == text)
+        }
+        #expect(MemoStore.insertSQL(memos: 2).components(separatedBy: "?").count - 1 == 2 * 7)
+        #expect(MemoStore.insertParameter(7, ofMemo: MemoStore.memosPerInsert - 1) == Int32(MemoStore.memosPerInsert) * 7)
+    }
+
     @Test("memos longer than one statement's share of text are shown too, whole and in the file's order")
     func longImportedMemosAreShown() throws {
         let store = try MemoStore()

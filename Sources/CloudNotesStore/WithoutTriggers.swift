@@ -1,0 +1,29 @@
+import CSQLiteDBConfig
+import GRDB
+
+// MARK: - Statements prepared without triggers
+
+extension Database {
+    /// Runs `body` with this connection's triggers off: the statements it prepares (or runs again)
+    /// leave out every trigger, also one whose WHEN clause would let it fire.
+    ///
+    /// Only for statements whose triggers would do nothing. A trigger that SQLite must consider, even
+    /// one that never fires, makes it write an INSERT's rows to a temporary table first when they come
+    /// from a multi-row VALUES, and keep a statement journal for each INSERT.
+    ///
+    /// Turning triggers off or on makes SQLite prepare every statement of the connection again at its
+    /// next step (a few microseconds for a cached statement). Should SQLite refuse to turn them off,
+    /// `body` runs with them on: correct, only slower.
+    func withoutTriggers<T>(_ body: () throws -> T) rethrows -> T {
+        guard cloudnotes_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 0) == 0 else {
+            return try body()
+        }
+        defer {
+            // Triggers left off would leave every later change out of the full-text index: a connection
+            // that cannot have them back must not write again.
+            let on = cloudnotes_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 1)
+            precondition(on == 1, "SQLite did not turn this connection's triggers back on")
+        }
+        return try body()
+    }
+}
