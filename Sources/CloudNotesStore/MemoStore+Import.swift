@@ -23,8 +23,6 @@ final class ImportSession: Sendable {
 
     /// How many memos one statement of `finish` (or `discard`) handles, at most.
     static let rowsPerStatement = 1000
-    /// About how many bytes of text one statement of `finish` shows (always at least one memo).
-    static let bytesPerStatement = 4 << 20
 
     /// Stores `memos` (hidden until `finish`), in the order given.
     func add(_ memos: [MemoStore.NewMemo]) throws {
@@ -69,9 +67,12 @@ final class ImportSession: Sendable {
             let top = try MemoStore.seq(ofLocalID: firstMemo, db)
             let bottom = try MemoStore.seq(ofLocalID: lastMemo, db)
             let numberedAbove = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM memo WHERE seq > ?)", arguments: [top]) ?? false
-            // A statement per chunk: until a statement ends, SQLite keeps a copy of every page it changed
-            // (its statement journal, in memory: see `prepareConnection`). One statement for the whole
-            // import held 240 MB for 100,000 memos when a shown record was rewritten whole.
+            // A statement per `rowsPerStatement` memos: until a statement ends, SQLite keeps a copy of
+            // every page it changed (its statement journal, in memory: see `prepareConnection`). One
+            // statement for the whole import held 240 MB for 100,000 memos when a shown record was
+            // rewritten whole. A record that keeps its size (see `importBlockSize`) changes only the
+            // pages that hold its header, number and mark, never its text's: so a statement's share is
+            // counted in memos, not in bytes of text.
             let show: Statement
             let arguments: (_ first: Int64, _ last: Int64) -> StatementArguments
             if numberedAbove {
@@ -88,12 +89,8 @@ final class ImportSession: Sendable {
                 arguments = { [$0, $1] }
             }
             for range in ranges {
-                var from = range.lowerBound
-                while true {
-                    let chunk = try nextChunkToShow(from: from, through: range.upperBound, db)
-                    guard let first = chunk.first, let end = chunk.last else { break }
-                    try show.execute(arguments: arguments(first, end))
-                    from = end + 1
+                for first in stride(from: range.lowerBound, through: range.upperBound, by: Self.rowsPerStatement) {
+                    try show.execute(arguments: arguments(first, min(first + Int64(Self.rowsPerStatement) - 1, range.upperBound)))
                 }
             }
             try db.execute(sql: "DELETE FROM importChunk WHERE batch = ?", arguments: [batch])
@@ -103,18 +100,6 @@ final class ImportSession: Sendable {
             _ = try store.countVisibleChange(db)
             store.forgetCaughtUp()
         }
-    }
-
-    /// The next memos `finish` shows in one statement, from local id `first` on: at most
-    /// `rowsPerStatement`, and no more than `bytesPerStatement` of text unless a single memo is longer.
-    func nextChunkToShow(from first: Int64, through last: Int64, _ db: Database) throws -> [Int64] {
-        try MemoStore.leadingLocalIDs(
-            Row.fetchCursor(
-                db.cachedStatement(sql: """
-                    SELECT localID, length(text) FROM memo WHERE localID BETWEEN ? AND ? ORDER BY localID LIMIT \(Self.rowsPerStatement)
-                    """),
-                arguments: [first, last]),
-            withinBytes: Self.bytesPerStatement)
     }
 
     /// Removes every memo added.
@@ -130,7 +115,7 @@ extension MemoStore {
         isCancelled: () -> Bool = { false }, nextChunk: () throws -> [NewMemo], didStore: (Int) -> Void = { _ in }
     ) throws -> Int {
         let session = ImportSession(store: self)
-        // A smaller cache while importing: the import's pages pass through once, and the RSS target holds.
+        // A smaller cache while adding: the import's pages pass through once, and the RSS target holds.
         try setPageCache(kib: Self.defaultPageCacheKiB)
         defer { try? setPageCache(kib: Self.pageCacheKiB) }
         do {
@@ -144,6 +129,10 @@ extension MemoStore {
                 didStore(stored)
             }
             if isCancelled() { throw StoreError.cancelled }
+            // The usual cache again for `finish`, which adds every memo to the list's index in an order
+            // of its own: its 800 pages at 100,000 memos did not stay in 2 MB beside the memos' pages,
+            // and most of its inserts read a page back from the log, then wrote it there again.
+            try setPageCache(kib: Self.pageCacheKiB)
             try session.finish()
             return stored
         } catch {
@@ -337,25 +326,5 @@ extension MemoStore {
     private static func isRunning(batch: String) -> Bool {
         guard let pid = processID(ofBatch: batch) else { return false }
         return pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM)
-    }
-}
-
-// MARK: - Chunks bounded by bytes
-
-extension MemoStore {
-    /// The local ids of `rows` (each a local id and its text's length), in order, up to `byteBudget` bytes
-    /// of text, and at least the first: how a bulk statement takes its chunk of memos.
-    ///
-    /// The texts are BLOBs, so `length(text)` is read from each record's header: the length loads no text.
-    static func leadingLocalIDs(_ rows: RowCursor, withinBytes byteBudget: Int) throws -> [Int64] {
-        var chosen: [Int64] = []
-        var bytes = 0
-        while let row = try rows.next() {
-            let length: Int = row[1]
-            if !chosen.isEmpty, bytes + length > byteBudget { break }
-            chosen.append(row[0])
-            bytes += length
-        }
-        return chosen
     }
 }

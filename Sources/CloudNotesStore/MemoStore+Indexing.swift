@@ -34,6 +34,26 @@ extension MemoStore {
     }
 }
 
+// MARK: - Chunks bounded by bytes
+
+extension MemoStore {
+    /// The local ids of `rows` (each a local id and its text's length), in order, up to `byteBudget` bytes
+    /// of text, and at least the first: how an indexing chunk takes its memos.
+    ///
+    /// The texts are BLOBs, so `length(text)` is read from each record's header: the length loads no text.
+    static func leadingLocalIDs(_ rows: RowCursor, withinBytes byteBudget: Int) throws -> [Int64] {
+        var chosen: [Int64] = []
+        var bytes = 0
+        while let row = try rows.next() {
+            let length: Int = row[1]
+            if !chosen.isEmpty, bytes + length > byteBudget { break }
+            chosen.append(row[0])
+            bytes += length
+        }
+        return chosen
+    }
+}
+
 // MARK: - Interrupting a chunk
 
 /// Stops the indexing chunk under way from another thread, so that a request arriving meanwhile takes

@@ -274,39 +274,16 @@ struct MemoStoreTests {
         #expect(MemoStore.insertParameter(7, ofMemo: MemoStore.memosPerInsert - 1) == Int32(MemoStore.memosPerInsert) * 7)
     }
 
-    @Test("memos longer than one statement's share of text are shown too, whole and in the file's order")
+    @Test("memos of several megabytes are shown too, whole and in the file's order")
     func longImportedMemosAreShown() throws {
         let store = try MemoStore()
-        let long = String(repeating: "가", count: ImportSession.bytesPerStatement / 3 + 1)  // 3 bytes each
+        let long = String(repeating: "가", count: (4 << 20) / 3 + 1)  // 3 bytes each: over 4 MB
         let texts = ["short 0", "long 1\n" + long, "long 2\n" + long, "short 3", "long 4\n" + long]
         #expect(try store.importMemos(texts.map { MemoStore.NewMemo(text: $0, modifiedAt: 1_000) }) == texts.count)
         let page = try store.page(filter: nil, offset: 0, limit: 10)
         #expect(page.map(\.title) == ["short 0", "long 1", "long 2", "short 3", "long 4"])
         #expect(Set(page.map(\.seq)).count == texts.count)
         #expect(try store.memo(id: page[4].id)?.text == texts[4])
-    }
-
-    @Test("finish shows at most a thousand memos, and no more than its share of text, per statement")
-    func finishChunks() throws {
-        let store = try MemoStore()
-        let small = ImportSession(store: store)
-        try small.add((0..<1500).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) })
-        #expect(try store.writer.read { db in
-            let range = try #require(try MemoStore.ranges(of: small.batch, db).first)
-            return try small.nextChunkToShow(from: range.lowerBound, through: range.upperBound, db)
-        }.count == ImportSession.rowsPerStatement)
-
-        let long = String(repeating: "x", count: ImportSession.bytesPerStatement)
-        let large = ImportSession(store: store)
-        try large.add(["short", long, long].map { MemoStore.NewMemo(text: $0, modifiedAt: 1_000) })
-        let chunk = try store.writer.read { db in
-            let range = try #require(try MemoStore.ranges(of: large.batch, db).first)
-            return try large.nextChunkToShow(from: range.lowerBound, through: range.upperBound, db)
-        }
-        #expect(chunk.count == 1, "the first long memo would take the statement past its share")
-        small.abandon()
-        large.abandon()
-        #expect(try store.count(filter: nil) == 0)
     }
 
     @Test("an import chunk's ids share their first byte: its commit logs a few pages of the id index, not most of it")
