@@ -128,7 +128,9 @@ private struct PreviewBuilder {
             bytes.append(contentsOf: "…".utf8)
             return false
         }
-        bytes.append(contentsOf: character)
+        // A byte at a time: for one to three bytes, `append(contentsOf:)` took about 80 instructions a
+        // call, a fifth of an import's reading thread (callgrind).
+        for byte in character { bytes.append(byte) }
         count += 1
         return true
     }
