@@ -129,7 +129,7 @@ private struct PreviewBuilder {
             return false
         }
         // A byte at a time: for one to three bytes, `append(contentsOf:)` took about 80 instructions a
-        // call, a fifth of an import's reading thread (callgrind).
+        // call, a tenth of an import's reading thread (callgrind).
         for byte in character { bytes.append(byte) }
         count += 1
         return true
