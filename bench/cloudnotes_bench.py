@@ -50,6 +50,9 @@ RESPONSE_PREFIXES = (b'{"jsonrpc":"2.0","id":', b'{"id":', b'{"error":')
 
 # The line of the pipe floor: a small response, echoed through `cat`.
 SMALL_LINE = b'{"id":12345,"jsonrpc":"2.0","result":{"memo":{"id":"0b1e4f5a-8c7d-4e2f-9a3b-6c5d4e3f2a1b","version":7}}}\n'
+# The `initialize` request of a timed start-up (written before the server is ready for it).
+INITIALIZE_LINE = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"cloudnotes-bench"},'
+                   b'"locale":"en-US","timeZone":"UTC"}}\n')
 
 
 class BenchError(Exception):
@@ -720,15 +723,13 @@ class Bench:
             run.bl["pipe_floor_before"], run.floor_samples = self.baseline_pipe(SMALL_LINE, "floor")
             run.bl["cat_start"] = self.baseline_cat_start(args.starts)
         log(f"\nstart-up ({args.starts} starts + 2 warm-up per size, alternating between sizes)")
-        init_line = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"cloudnotes-bench"},'
-                     b'"locale":"en-US","timeZone":"UTC"}}\n')
         to_init = [[] for _ in runs]
         to_show = [[] for _ in runs]
         peak = [{} for _ in runs]
         for i in range(args.starts + 2):
             for k, run in enumerate(runs):
                 d = self.server(run.store, f"{run.n} start-up {i}")
-                d.write(init_line)
+                d.write(INITIALIZE_LINE)
                 _, response, _ = d.round_trip(b"")  # reads up to the initialize response
                 t_init = perf_ns() - d.t_spawn
                 d.check(1, response, "initialize")

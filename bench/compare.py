@@ -17,6 +17,10 @@ With --typing-while-syncing N the remote is made as for --first-sync; then each 
 fresh store and types into a 1 KB memo while the server's first sync pulls the N memos: one `memo/update`
 every 0.1 s, timed one at a time, until `sync/now` is answered.
 
+With --startup N the first binary imports the benchmark's N memos into a store once; then the binaries
+take turns starting a server on it, as `bench/run` times start-up: from the process's start to the
+`initialize` response and to the first `detail/didShow` (20 starts a round, after 2 unrecorded ones).
+
 With --first-sync N the first binary publishes the benchmark's N memos to a folder remote once (through
 the shell: `cloudnotes import`, `cloudnotes sync`); then each binary in turn serves a fresh store and
 syncs it with that remote (`sync/configure`, which starts a sync, then `sync/now`): the time until
@@ -220,6 +224,37 @@ def imports(binaries: dict, folder: str, args) -> None:
               f"peak RSS {max(m for _, _, m in runs):5.1f} MB   runs: {' '.join(f'{t:.2f}' for t, _, _ in runs)}")
 
 
+def startups(binaries: dict, folder: str, args) -> None:
+    data, store = os.path.join(folder, "memos.json"), os.path.join(folder, "startup.sqlite")
+    write_benchmark_memos(args.startup_count, data)
+    d = start([binaries[list(binaries)[0]], "serve", "--store", store], "import")
+    d.call("memo/import", {"path": data})
+    d.shutdown()
+    starts = 20
+    to_init = {name: [] for name in binaries}
+    to_show = {name: [] for name in binaries}
+    for r in range(args.rounds):
+        for name in in_turns(list(binaries), r):
+            for i in range(starts + 2):
+                d = bench.Driver([binaries[name], "serve", "--store", store], label=name)
+                d.write(bench.INITIALIZE_LINE)
+                _, response, _ = d.round_trip(b"")  # reads up to the initialize response
+                initialized = bench.perf_ns() - d.t_spawn
+                d.check(1, response, "initialize")
+                d.next_id = 2
+                d.notify("initialized")
+                shown, _ = d.read_until_notification("detail/didShow")
+                d.shutdown()
+                if i >= 2:
+                    to_init[name].append(initialized / 1e6)
+                    to_show[name].append(shown / 1e6)
+    print(f"start-up on a store of {args.startup_count:,} memos ({starts} starts a round, {args.rounds} rounds, in turns):")
+    print("to the initialize response")
+    print_latencies(to_init)
+    print("to the first detail/didShow")
+    print_latencies(to_show)
+
+
 def typing_while_indexing(binaries: dict, folder: str, args) -> None:
     data = os.path.join(folder, "memos.json")
     write_benchmark_memos(args.indexing_count, data)
@@ -332,6 +367,8 @@ def main() -> None:
                         help="time imports of the benchmark's N memos instead of typing")
     parser.add_argument("--typing-while-indexing", dest="indexing_count", type=int, metavar="N",
                         help="time keystrokes while the background indexer indexes N imported memos")
+    parser.add_argument("--startup", dest="startup_count", type=int, metavar="N",
+                        help="time start-ups on a store of N imported memos")
     parser.add_argument("--first-sync", dest="sync_count", type=int, metavar="N",
                         help="time a fresh store's first sync with a remote of N memos")
     parser.add_argument("--typing-while-syncing", dest="syncing_count", type=int, metavar="N",
@@ -343,7 +380,8 @@ def main() -> None:
         if not sep or not os.access(path, os.X_OK):
             sys.exit(f"compare: expected NAME=PATH of an executable, got {item!r}")
         binaries[name] = os.path.abspath(path)
-    for count, mode in ((args.import_count, imports), (args.indexing_count, typing_while_indexing),
+    for count, mode in ((args.import_count, imports), (args.startup_count, startups),
+                        (args.indexing_count, typing_while_indexing),
                         (args.sync_count, first_sync), (args.syncing_count, typing_while_syncing)):
         if count:
             with tempfile.TemporaryDirectory(prefix="compare-") as folder:

@@ -262,7 +262,7 @@ extension MemoStore {
     /// Removes the memos of an unfinished import, up to `ImportSession.rowsPerStatement` per transaction
     /// (an in-memory statement journal holds every page its statement changes).
     func discard(batch: String) throws {
-        while let range = try writer.read({ db in try Self.firstRange(of: batch, db) }) {
+        while let range = try writer.writeWithoutTransaction({ db in try Self.firstRange(of: batch, db) }) {
             try write { db in
                 let through = min(range.upperBound, range.lowerBound + Int64(ImportSession.rowsPerStatement) - 1)
                 // Only hidden memos, should a range ever outlive its import.
@@ -298,7 +298,8 @@ extension MemoStore {
 
     /// Removes what imports left behind when their process died mid-way.
     func discardAbandonedImports() throws {
-        let (batches, namedBatches) = try writer.read { db in
+        // The writer connection, as in `openPool`: opening a reader connection for this costs more than the reads.
+        let (batches, namedBatches) = try writer.writeWithoutTransaction { db in
             (try String.fetchAll(db, sql: "SELECT DISTINCT batch FROM importChunk"),
              try String.fetchAll(db, sql: "SELECT DISTINCT importBatch FROM memo WHERE \(Self.namedImportMark)"))
         }

@@ -23,7 +23,7 @@ extension MemoStore {
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: logSize == 0 ? immutableURI(path) : path, configuration: configuration)
-            try checkSchemaVersion(of: queue, path: path)
+            try queue.read { db in try checkSchemaVersion(db, path: path) }
         } catch let error as DatabaseError where logSize > 0 {
             throw StoreError.readOnlyWithUncheckpointedLog(path: path, reason: error.message ?? "\(error.resultCode)")
         }

@@ -568,6 +568,19 @@ struct MemoStoreTests {
         }
         #expect(throws: StoreError.newerSchema(path: path, unknownMigrations: ["v99"])) { try MemoStore(path: path) }
     }
+
+    @Test("opening a store, and what a server reads as it starts, use the writer connection alone")
+    func startUpOpensNoReaderConnection() throws {
+        let path = temporaryStorePath()
+        _ = try MemoStore(path: path).create(text: "newest", now: 1, filter: nil)
+        let store = try MemoStore(path: path)  // checks the schema, looks for abandoned imports
+        _ = try store.takeChangesElsewhere()
+        #expect(try store.memo(at: 0, filter: nil)?.text == "newest")
+        #expect(try store.syncState().remote == nil)
+        #expect(store.connections.opened.load(ordering: .relaxed) == 1)
+        try store.forEachMemo { _ in }  // a pool's read: its first opens a reader connection
+        #expect(store.connections.opened.load(ordering: .relaxed) == 2)
+    }
 }
 
 @Suite("Store privacy")
