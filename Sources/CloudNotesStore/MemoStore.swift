@@ -28,7 +28,8 @@ public final class MemoStore: Sendable {
     public let durability: Durability
     /// Checkpoints the write-ahead log in the background; nil for a store in memory.
     let checkpointer: LogCheckpointer?
-    /// The SQLite connections opened so far: the writer, and any reader connection a pool's `read` opens.
+    /// The SQLite connections a store on a file has opened: the writer, and any reader connection a
+    /// pool's `read` opens.
     let connections: ConnectionCount
     /// The order in which this store's write transactions, and those of the stores opened beside it in
     /// this process, get the file's write lock.
