@@ -50,7 +50,7 @@ RESPONSE_PREFIXES = (b'{"jsonrpc":"2.0","id":', b'{"id":', b'{"error":')
 
 # The line of the pipe floor: a small response, echoed through `cat`.
 SMALL_LINE = b'{"id":12345,"jsonrpc":"2.0","result":{"memo":{"id":"0b1e4f5a-8c7d-4e2f-9a3b-6c5d4e3f2a1b","version":7}}}\n'
-# The `initialize` request of a timed start-up (written before the server is ready for it).
+# The `initialize` request of a timed start-up (see `timed_start`).
 INITIALIZE_LINE = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"cloudnotes-bench"},'
                    b'"locale":"en-US","timeZone":"UTC"}}\n')
 
@@ -449,6 +449,19 @@ class Driver:
 # Statistics and formatting
 # ---------------------------------------------------------------------------------------------------
 
+def timed_start(d: Driver) -> tuple[int, int]:
+    """A just-spawned server's start-up, in ns from the spawn: to the `initialize` response, and to the
+    first `detail/didShow` after `initialized`. The server keeps running."""
+    d.write(INITIALIZE_LINE)  # before the server is ready for it, as an editor does
+    _, response, _ = d.round_trip(b"")  # reads up to the initialize response
+    t_init = perf_ns() - d.t_spawn
+    d.check(1, response, "initialize")
+    d.next_id = 2
+    d.notify("initialized")
+    t_show, _ = d.read_until_notification("detail/didShow")
+    return t_init, t_show
+
+
 def summarize(samples: list[int]) -> dict:
     s = sorted(samples)
     n = len(s)
@@ -729,13 +742,7 @@ class Bench:
         for i in range(args.starts + 2):
             for k, run in enumerate(runs):
                 d = self.server(run.store, f"{run.n} start-up {i}")
-                d.write(INITIALIZE_LINE)
-                _, response, _ = d.round_trip(b"")  # reads up to the initialize response
-                t_init = perf_ns() - d.t_spawn
-                d.check(1, response, "initialize")
-                d.next_id = 2
-                d.notify("initialized")
-                t_show, _ = d.read_until_notification("detail/didShow")
+                t_init, t_show = timed_start(d)
                 memory = d.shutdown()
                 peak[k] = max(peak[k], memory, key=lambda m: m.get("VmHWM", 0))
                 if i >= 2:

@@ -245,13 +245,7 @@ def startups(binaries: dict, folder: str, args) -> None:
         for name in in_turns(list(binaries), r):
             for i in range(starts + 2):
                 d = bench.Driver([binaries[name], "serve", "--store", store], label=name)
-                d.write(bench.INITIALIZE_LINE)
-                _, response, _ = d.round_trip(b"")  # reads up to the initialize response
-                initialized = bench.perf_ns() - d.t_spawn
-                d.check(1, response, "initialize")
-                d.next_id = 2
-                d.notify("initialized")
-                shown, _ = d.read_until_notification("detail/didShow")
+                initialized, shown = bench.timed_start(d)
                 d.shutdown()
                 if i >= 2:
                     to_init[name].append(initialized / 1e6)

@@ -262,8 +262,10 @@ extension MemoStore {
     /// Removes the memos of an unfinished import, up to `ImportSession.rowsPerStatement` per transaction
     /// (an in-memory statement journal holds every page its statement changes).
     func discard(batch: String) throws {
-        while let range = try writer.writeWithoutTransaction({ db in try Self.firstRange(of: batch, db) }) {
-            try write { db in
+        var more = true
+        while more {
+            more = try write { db in
+                guard let range = try Self.firstRange(of: batch, db) else { return false }
                 let through = min(range.upperBound, range.lowerBound + Int64(ImportSession.rowsPerStatement) - 1)
                 // Only hidden memos, should a range ever outlive its import.
                 try db.execute(sql: "DELETE FROM memo WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL",
@@ -275,6 +277,7 @@ extension MemoStore {
                     try db.execute(sql: "UPDATE importChunk SET firstLocalID = ? WHERE batch = ? AND firstLocalID = ?",
                                    arguments: [through + 1, batch, range.lowerBound])
                 }
+                return try Self.firstRange(of: batch, db) != nil
             }
         }
     }
