@@ -22,6 +22,13 @@ struct LogCheckpointerTests {
         }
     }
 
+    /// Waits for the checkpoints queued so far: those the store's opening asked for (its migrations
+    /// log more than 50 pages), and the one a checkpoint under way queues after it.
+    private func settle(_ checkpointer: LogCheckpointer) {
+        checkpointer.exclusively {}
+        checkpointer.exclusively {}
+    }
+
     /// The size of the store's file: in WAL mode, only a checkpoint writes it.
     private func fileSize(_ path: String) throws -> Int {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
@@ -72,5 +79,41 @@ struct LogCheckpointerTests {
         #expect(checkpointer.finishedCheckpoints == 0)
         #expect(longest < 2 * 50, "the log started again after each checkpoint (60 memos take 700 pages)")
         #expect(try fileSize(path) > before)
+    }
+
+    @Test("commits that leave checkpoints to the background never checkpoint themselves; the background copies all they wrote")
+    func leavingCheckpointsToBackground() async throws {
+        let (store, checkpointer, path) = try store(.init(backgroundPages: 50, inlinePages: 100))
+        settle(checkpointer)
+        let before = try fileSize(path), finished = checkpointer.finishedCheckpoints
+        // The checkpoints' queue is held meanwhile: only a commit could have checkpointed.
+        try checkpointer.exclusively {
+            try store.leavingCheckpointsToBackground { try write(60, to: store) }
+            #expect(checkpointer.pagesInLog > 500)
+            #expect(try fileSize(path) == before, "no commit checkpointed itself past the inline limit")
+        }
+        for _ in 0..<500 where checkpointer.finishedCheckpoints == finished {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        settle(checkpointer)
+        #expect(try fileSize(path) > before + 500 * 1024)
+        try write(1, to: store)
+        #expect(checkpointer.pagesInLog < 20, "the log was copied whole, and started again")
+    }
+
+    @Test("a commit that asks for a checkpoint while one is queued or running gets another one after it")
+    func anotherCheckpointAfterTheOneUnderWay() async throws {
+        let (store, checkpointer, _) = try store(.init(backgroundPages: 50, inlinePages: .max))
+        settle(checkpointer)
+        let finished = checkpointer.finishedCheckpoints
+        try checkpointer.exclusively {
+            // The first commit past the limit queues a checkpoint; those after it find it queued.
+            try write(60, to: store)
+        }
+        for _ in 0..<500 where checkpointer.finishedCheckpoints < finished + 2 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        settle(checkpointer)
+        #expect(checkpointer.finishedCheckpoints == finished + 2)
     }
 }

@@ -486,6 +486,36 @@ struct MemoStoreTests {
                 == (0..<3).map { "b\($0)" } + (0..<6).map { "a\($0)" } + ["meanwhile", "before"])
     }
 
+    @Test("a chunk whose INSERT fails part-way (OR FAIL keeps the statement's earlier memos) is rolled back whole, and takes no numbers")
+    func failedChunkLeavesNothing() throws {
+        let store = try MemoStore()
+        let planted = try store.create(text: "planted", now: 1, filter: nil).memo
+        let session = ImportSession(store: store)
+        let memos = { (range: Range<Int>) in range.map { MemoStore.NewMemo(text: "a\($0)", modifiedAt: 1_000) } }
+        try session.add(memos(0..<5))
+        let lowest = try #require(try seqsByTitle(store)["a4"])
+        // The planted memo takes the number of the next chunk's 26th memo, in its second INSERT of many.
+        let clash = lowest - 1 - Int64(MemoStore.memosPerInsert) - 5
+        let setSeq = { (seq: Int64) in
+            try store.writer.write { db in try db.execute(sql: "UPDATE memo SET seq = ? WHERE id = ?", arguments: [seq, planted.id]) }
+        }
+        try setSeq(clash)
+        #expect(throws: StoreError.self) { try session.add(memos(5..<(2 * MemoStore.memosPerInsert + 5))) }
+        let hidden = try store.writer.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM memo WHERE importBatch IS NOT NULL"),
+             try Int.fetchOne(db, sql: "SELECT count(*) FROM importChunk"))
+        }
+        #expect(hidden.0 == 5 && hidden.1 == 1, "the first chunk only")
+
+        try setSeq(planted.seq)
+        try session.add(memos(5..<(2 * MemoStore.memosPerInsert + 5)))
+        try session.finish()
+        let seqs = try seqsByTitle(store)
+        let imported = (0..<(2 * MemoStore.memosPerInsert + 5)).map { seqs["a\($0)"]! }
+        #expect(imported == Array(stride(from: lowest + 4, through: lowest + 4 - Int64(imported.count - 1), by: -1)),
+                "numbered on from the first chunk's last memo, as if the failed chunk had never been")
+    }
+
     @Test("search is never stale: it sees every committed change, also after reopening")
     func searchFollowsWrites() throws {
         let path = temporaryStorePath()
