@@ -76,14 +76,10 @@ final class ImportSession: Sendable {
             if numberedAbove {
                 // Numbered again from just above every number, `bottom` becoming the lowest.
                 let shift = try MemoStore.nextSeq(db) - bottom
-                show = try db.cachedStatement(sql: """
-                    UPDATE memo SET importBatch = NULL, seq = seq + ? WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
-                    """)
+                show = try db.cachedStatement(sql: Self.showNumberedAgain)
                 arguments = { [shift, $0, $1] }
             } else {
-                show = try db.cachedStatement(sql: """
-                    UPDATE memo SET importBatch = NULL WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
-                    """)
+                show = try db.cachedStatement(sql: Self.show)
                 arguments = { [$0, $1] }
             }
             for range in ranges {
@@ -99,6 +95,14 @@ final class ImportSession: Sendable {
             store.forgetCaughtUp()
         } }
     }
+
+    /// Shows the hidden memos among local ids `?` to `?`.
+    static let show = "UPDATE memo SET importBatch = NULL WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL"
+    /// Shows the hidden memos among local ids `?` to `?` (the second and third parameters), their numbers
+    /// raised by the first.
+    static let showNumberedAgain = """
+        UPDATE memo SET importBatch = NULL, seq = seq + ? WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
+        """
 
     /// Removes every memo added.
     func abandon() {
@@ -331,9 +335,9 @@ extension MemoStore {
     }
 
     /// The condition of a memo marked with a name (by an older version's import, or "import" by
-    /// `StoredMemo`): the condition of index `memo_import_named`, which a query must repeat word for word
+    /// `StoredMemo`): the condition of index `memo_import_names`, which a query must repeat word for word
     /// for SQLite to use it, and not read every memo.
-    static let namedImportMark = "typeof(importBatch) = 'text'"
+    static let namedImportMark = "importBatch < X''"
 
     /// The process that named `batch` ("pid uuid"), or nil where the mark is no import's name: a memo
     /// written through `StoredMemo` while its import runs is marked "import", and found by its range.

@@ -165,6 +165,18 @@ extension MemoStore {
                 CREATE INDEX memo_import_named ON memo(importBatch) WHERE typeof(importBatch) = 'text';
                 """)
         }
+        migrator.registerMigration("v7-named-import-marks-by-comparison") { db in
+            // A function in a partial index's condition (`typeof`, above) may fail, so SQLite gave every
+            // statement that writes several memos a statement journal, to take the statement back: a
+            // copy of each page it changed (every leaf page of the table when an import is shown) and a
+            // savepoint for each 20-memo INSERT of an import. A comparison cannot fail. In SQLite's
+            // order, a text is below every BLOB and NULL compares as nothing: the condition holds for the
+            // names (texts) and not for the marks (empty BLOBs) or NULL, as `typeof` did.
+            try db.execute(sql: """
+                DROP INDEX memo_import_named;
+                CREATE INDEX memo_import_names ON memo(importBatch) WHERE importBatch < X'';
+                """)
+        }
         return migrator
     }
 }
