@@ -41,7 +41,8 @@ final class LogCheckpointer: Sendable {
         var connection: DatabaseQueue?
         /// A checkpoint is queued or running.
         var isQueued = false
-        /// A commit asked for a checkpoint while one was queued or running: another follows it.
+        /// A commit left to the background came while a checkpoint was queued or running: another
+        /// follows it.
         var wantsAnother = false
         /// How many writes under way leave every checkpoint to the background.
         var leavingToBackground = 0
@@ -90,14 +91,17 @@ final class LogCheckpointer: Sendable {
         // One lock per commit: this runs on every keystroke.
         let next: Next = state.withLock { state in
             state.pages = pages
-            if pages >= limits.inlinePages, state.leavingToBackground == 0 { return .checkpointHere }
+            let leftToBackground = pages >= limits.inlinePages && state.leavingToBackground > 0
+            if pages >= limits.inlinePages, !leftToBackground { return .checkpointHere }
             // The log starts again from its first page once a checkpoint has copied all of it.
             if pages < state.copied { state.copied = 0 }
             guard pages - state.copied >= limits.backgroundPages else { return .nothing }
-            // A checkpoint under way may have started before this commit: the pages it added would wait
-            // for the next commit past the limit, and the last commit of a burst has none after it.
             guard !state.isQueued else {
-                state.wantsAnother = true
+                // A checkpoint under way may have started before this commit, and a commit left to the
+                // background may be a writer's last for a while: no later commit would ask again. (Other
+                // commits do not: during a burst of keystrokes, each would have the checkpoints run back
+                // to back, each with its `fsync`.)
+                if leftToBackground { state.wantsAnother = true }
                 return .nothing
             }
             state.isQueued = true

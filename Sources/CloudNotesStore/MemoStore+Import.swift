@@ -100,8 +100,11 @@ final class ImportSession: Sendable {
     static let show = "UPDATE memo SET importBatch = NULL WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL"
     /// Shows the hidden memos among local ids `?` to `?` (the second and third parameters), their numbers
     /// raised by the first.
+    ///
+    /// OR FAIL, as `MemoStore.insertSQL`: a number is unique, and ABORT would have SQLite keep a copy of
+    /// every page the statement changes; a failure fails `finish`'s whole transaction anyway.
     static let showNumberedAgain = """
-        UPDATE memo SET importBatch = NULL, seq = seq + ? WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
+        UPDATE OR FAIL memo SET importBatch = NULL, seq = seq + ? WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
         """
 
     /// Removes every memo added.
@@ -230,7 +233,8 @@ extension MemoStore {
     /// leaves its earlier memos in place, where OR ABORT would take them back out. Whoever runs it
     /// rolls back the whole transaction on that error (`MemoStore.write`), so nothing is left either
     /// way, and SQLite keeps no statement journal: a copy of every page the statement changes, which
-    /// it needs only to take a statement back (add: about 15% less time, on SQLite directly).
+    /// it needs only to take a statement back. That holds while no condition of an index of `memo`
+    /// calls a function, which might fail too (see migration v7).
     static func insertSQL(memos count: Int) -> String {
         "INSERT OR FAIL INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch) VALUES "
             + repeatElement("(?, ?, ?, ?, ?, ?, 1, ?, 0, X'')", count: count).joined(separator: ", ")

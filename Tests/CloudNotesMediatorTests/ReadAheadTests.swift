@@ -173,4 +173,55 @@ struct ReadAheadTests {
         }
         #expect(eventually { producer.threadEnded })
     }
+
+    /// The threads that let go of `Tracked` elements, in order.
+    final class Releases: Sendable {
+        let threads = Mutex<[pthread_t]>([])
+    }
+
+    /// Records the thread that lets go of it.
+    final class Tracked: Sendable {
+        let releases: Releases
+        init(_ releases: Releases) { self.releases = releases }
+        deinit { releases.threads.withLock { $0.append(pthread_self()) } }
+    }
+
+    @Test("an element given back is let go of on the producer's thread; once that thread has ended, by the caller")
+    func givenBackOnTheProducersThread() throws {
+        let releases = Releases()
+        let producerThread = Mutex<pthread_t?>(nil)
+        let made = Mutex(0)
+        let threadEnded = Atomic(false)
+        let ahead: ReadAhead<Tracked> = {
+            // Held by the producer's closure alone: let go of when the producer's thread has ended.
+            let token = ReleaseToken { threadEnded.store(true, ordering: .releasing) }
+            return ReadAhead(label: "test") {
+                withExtendedLifetime(token) {}
+                producerThread.withLock { $0 = pthread_self() }
+                return made.withLock { made in
+                    made += 1
+                    return made <= 3 ? Tracked(releases) : nil
+                }
+            }
+        }()
+        var element = try ahead.next()
+        // The producer has made the second and waits for room: it takes what came back only once the
+        // next call makes room, when nothing else holds the first.
+        #expect(eventually { made.withLock { $0 } == 2 })
+        let first = element.take()
+        ahead.giveBack(try #require(first))
+        _ = consume first
+        element = try ahead.next()
+        #expect(eventually { releases.threads.withLock { $0.count == 1 } })
+        #expect(releases.threads.withLock { $0 } == [try #require(producerThread.withLock { $0 })])
+
+        while let next = try ahead.next() { element = next }
+        #expect(eventually { made.withLock { $0 } == 4 } && eventually { releases.threads.withLock { $0.count } == 2 })
+        #expect(eventually { threadEnded.load(ordering: .acquiring) }, "the producer's loop has ended")
+        let last = element.take()
+        ahead.giveBack(try #require(last))
+        _ = consume last
+        #expect(releases.threads.withLock { $0.count } == 3)
+        #expect(releases.threads.withLock { $0.last } == pthread_self(), "after the end, by the caller")
+    }
 }

@@ -11,8 +11,9 @@ public struct MemoImporter: Sendable {
 
     /// Entries stored per transaction, at most…
     static let chunkSize = 1000
-    /// … and of a file, about this many bytes (at least one entry): an import holds `chunksAhead + 1`
-    /// chunks at most (the one written, and those read ahead), whatever the memos' lengths.
+    /// … and of a file, about this many bytes (at least one entry): an import holds `chunksAhead + 2`
+    /// chunks at most (the one written, those read ahead, and the one written before until the reading
+    /// thread lets go of it), whatever the memos' lengths.
     /// 256 KiB: read ahead, chunks of 1 MiB raised the peak memory of importing 100,000 memos from
     /// 42.5–45.1 to 48.7–50.5 MB, these to 44.7–47.4 MB, for about 0.1–0.2 s more (of 5) in commits.
     static let chunkBytes = 1 << 18
@@ -35,12 +36,16 @@ public struct MemoImporter: Sendable {
         let chunks = ReadAhead(label: "cloudnotes.import-reader", depth: Self.chunksAhead, try Self.chunks(of: request))
         defer { chunks.stop() }
         var work = (done: 0, total: 0)
+        // The chunk stored last, given back to the reading thread, which allocated its memos.
+        var stored: Chunk?
         do {
             return try store.importMemos(
                 isCancelled: isCancelled,
                 nextChunk: {
+                    if let spent = stored.take() { chunks.giveBack(spent) }
                     guard let chunk = try chunks.next() else { return [] }
                     work = (chunk.done, chunk.total)
+                    stored = chunk
                     return chunk.memos
                 },
                 didStore: { imported in

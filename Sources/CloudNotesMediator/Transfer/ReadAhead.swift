@@ -15,7 +15,12 @@ import Synchronization
 /// 55–75% of the time its chunks took; four ahead, 85–100%. The quicker side builds a lead that the
 /// slower one then uses. The producer makes an element only while fewer than `depth` wait to be taken,
 /// so `depth + 1` are held at most: the one the consumer works on, and those made (or being made)
-/// meanwhile.
+/// meanwhile; and one given back, until the producer wakes for the next.
+///
+/// What the consumer is done with it can give back (`giveBack`), so that the producer's thread lets go
+/// of it: memory is then freed by the thread that allocated it. An import's writing thread freed the
+/// memos that the reading thread had allocated, and each such `free` took the lock of the reading
+/// thread's `malloc` arena, which that thread held for its own allocations: thousands of waits an import.
 ///
 /// The producer runs until it returns nil or throws; the consumer then gets that nil or error, after the
 /// elements made before it, and at every later call. A consumer that gives up before then calls `stop()`
@@ -48,6 +53,10 @@ final class ReadAhead<Element: Sendable>: Sendable {
     /// and `next()` answers nil.
     func stop() { core.stop() }
 
+    /// Hands `spent`, an element the consumer is done with, to the producer's thread, which lets go of
+    /// it before making its next element; once that thread has ended, it is let go of here.
+    func giveBack(_ spent: Element) { core.giveBack(spent) }
+
     // MARK: - Between the two threads
 
     private final class Core: Sendable {
@@ -71,6 +80,16 @@ final class ReadAhead<Element: Sendable>: Sendable {
             /// later call answers it.
             var end: Result<Element?, any Error>?
             var isStopped = false
+            /// Elements given back, for the producer's thread to let go of.
+            var spent: [Element] = []
+            /// The producer's loop has ended: nobody takes `spent`.
+            var producerEnded = false
+
+            /// The elements given back, now the caller's alone.
+            mutating func takeSpent() -> [Element] {
+                defer { spent = [] }
+                return spent
+            }
         }
 
         func next() throws -> Element? {
@@ -86,20 +105,39 @@ final class ReadAhead<Element: Sendable>: Sendable {
             return try result.get()
         }
 
-        func stop() {
+        func giveBack(_ spent: Element) {
+            // Once nobody takes it, the caller's reference is the last, and lets go of it here.
             state.withLock { state in
+                if !state.producerEnded && !state.isStopped { state.spent.append(spent) }
+            }
+        }
+
+        func stop() {
+            let spent = state.withLock { state in
                 state.isStopped = true
                 state.ready = []
                 if state.end == nil { state.end = .success(nil) }
+                return state.takeSpent()
             }
+            _ = consume spent  // outside the lock
             room.signal()  // a producer waiting for room
             produced.signal()  // a consumer waiting for an element
         }
 
         func produceUntilEnd(_ produce: () throws -> Element?) {
+            defer {
+                let spent = state.withLock { state in
+                    state.producerEnded = true
+                    return state.takeSpent()
+                }
+                _ = consume spent
+            }
             while true {
                 room.wait()
-                if state.withLock({ $0.isStopped }) { return }
+                // Let go of what came back, here, before the lock is taken for anything else.
+                let (stopped, spent) = state.withLock { ($0.isStopped, $0.takeSpent()) }
+                _ = consume spent
+                if stopped { return }
                 let result = Result { try produce() }
                 let isStopped = state.withLock { state in
                     if !state.isStopped { state.ready.append(result) }
