@@ -7,7 +7,8 @@ updates, with the benchmark's own driver and data; or imports.
     bench/compare.py --import 100000 old=/tmp/old/cloudnotes new=.build/release/cloudnotes
 
 With --import N the binaries take turns importing the benchmark's N memos (its seed) into a fresh store:
-each import's time, what it wrote for storage (`write_bytes` of /proc/PID/io) and the server's peak RSS.
+each import's time, what it wrote for storage (`write_bytes` of /proc/PID/io) and the server's peak RSS;
+each binary runs from a copy written just before, as with --startup.
 
 With --typing-while-indexing N each binary in turn imports the benchmark's N memos, then types into a
 1 KB memo while its background indexer indexes them: one `memo/update` after each pause of 0.35 s (longer
@@ -200,6 +201,7 @@ def fresh_stores(binaries: dict, folder: str, rounds: int, prefix: str):
 
 
 def imports(binaries: dict, folder: str, args) -> None:
+    binaries = fresh_copies(binaries, folder)
     data = os.path.join(folder, "memos.json")
     write_benchmark_memos(args.import_count, data)
     results = {name: [] for name in binaries}
@@ -225,14 +227,19 @@ def imports(binaries: dict, folder: str, args) -> None:
               f"peak RSS {max(m for _, _, m in runs):5.1f} MB   runs: {' '.join(f'{t:.2f}' for t, _, _ in runs)}")
 
 
-def startups(binaries: dict, folder: str, args) -> None:
-    # Each binary starts from a copy written just now: the same binary started 2.4-3.1 ms slower (p50,
-    # 6 rounds in turns) from a file the kernel had cached an hour before than from a fresh copy of it.
+def fresh_copies(binaries: dict, folder: str) -> dict:
+    """Each binary copied just now into `folder`, so that all sit alike in the kernel's cache: the same
+    binary started 2.4-3.1 ms slower (p50, 6 rounds in turns) from a file the kernel had cached an hour
+    before than from a fresh copy of it, and mapped 3 MB more of its file (peak RSS) from the copy."""
     fresh = {}
     for name, path in binaries.items():
         fresh[name] = os.path.join(folder, f"cloudnotes-{name}")
         shutil.copy2(path, fresh[name])
-    binaries = fresh
+    return fresh
+
+
+def startups(binaries: dict, folder: str, args) -> None:
+    binaries = fresh_copies(binaries, folder)
     data, store = os.path.join(folder, "memos.json"), os.path.join(folder, "startup.sqlite")
     write_benchmark_memos(args.startup_count, data)
     d = start([binaries[list(binaries)[0]], "serve", "--store", store], "import")

@@ -167,15 +167,28 @@ extension MemoStore {
     ///
     /// The list orders in memory follow the transaction; if it fails, they are rebuilt from the file.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try translatingFailures {
+            try writer.write { db in
+                try followChangesElsewhere(db)
+                return try body(db)
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction of `connection`, another connection of this store's file, in
+    /// turn with the writer's, turning disk failures into `StoreError.writeFailed`: for writes that no
+    /// list shows until the writer's own (an import's chunks).
+    func write<T>(through connection: DatabaseQueue, _ body: (Database) throws -> T) throws -> T {
+        try translatingFailures { try connection.write(body) }
+    }
+
+    /// Runs `write` in its turn at the file's write lock, turning SQLite's failures into
+    /// `StoreError.writeFailed`.
+    private func translatingFailures<T>(_ write: () throws -> T) throws -> T {
         // Refused before SQLite is asked: even a failed write transaction makes it drop its cache.
         if isReadOnly { throw StoreError.writeFailed("the store is read-only") }
         do {
-            return try writeTurns.take {
-                try writer.write { db in
-                    try followChangesElsewhere(db)
-                    return try body(db)
-                }
-            }
+            return try writeTurns.take(write)
         } catch let error as StoreError {
             // A change refuses (not found, conflict, cancelled) before it touches the orders in memory.
             throw error

@@ -1,117 +1,7 @@
 import Foundation
 import GRDB
-import Synchronization
 
 // MARK: - Import
-
-/// One import under way (see `MemoStore.importMemos`): its memos go in by chunks, each its own short transaction, so that
-/// interactive writes are never queued behind a whole import, and stay hidden (`importBatch` set)
-/// until `finish` shows them all in one last transaction. Each chunk's memos take consecutive local
-/// ids, recorded as a range of the import in table `importChunk`.
-///
-/// Its memos are numbered downward from the top of a block reserved above every sequence number (see
-/// `MemoStore.importBlockSize`): the first memo of the file gets the highest, so that among memos with
-/// the same timestamp the list shows them in the file's order; and when nothing is numbered above the
-/// block by the time the import ends, its memos are shown with the numbers they have.
-///
-/// All or nothing: an import that is abandoned (cancelled, failed) removes its chunks; one whose
-/// process died is removed when a store is next opened.
-final class ImportSession: Sendable {
-    let store: MemoStore
-    let batch = "\(getpid()) \(UUID().uuidString)"
-    /// The sequence number of the next memo added, one below the last one's; nil before the first.
-    private let nextNumber = Mutex<Int64?>(nil)
-
-    init(store: MemoStore) { self.store = store }
-
-    /// How many memos one statement of `finish` (or `discard`) handles, at most.
-    static let rowsPerStatement = 1000
-
-    /// Stores `memos` (hidden until `finish`), in the order given.
-    func add(_ memos: [MemoStore.NewMemo]) throws {
-        guard !memos.isEmpty else { return }
-        let below = try store.write { db in
-            // Hidden memos that are not indexed: `memo_fts_insert` (WHEN new.indexed) has nothing to do. Yet
-            // a trigger SQLite must consider gave each INSERT a statement journal and a call of the
-            // trigger's program for each memo, and sent a multi-row INSERT through a temporary table:
-            // 641 -> 410 million instructions for the benchmark's first 10,000 memos, one a statement
-            // (callgrind, `add` alone).
-            try db.withoutTriggers {
-                let top = try nextNumber.withLock { $0 } ?? MemoStore.topOfNewImportBlock(db)
-                let (first, last) = try MemoStore.insert(memos, numberedDownFrom: top, db)
-                try db.execute(sql: "INSERT INTO importChunk (batch, firstLocalID, lastLocalID) VALUES (?, ?, ?)",
-                               arguments: [batch, first, last])
-                return top - Int64(memos.count)
-            }
-        }
-        // Only once committed: a chunk rolled back took no numbers.
-        nextNumber.withLock { $0 = below }
-    }
-
-    /// Shows every memo added, above every change made meanwhile, so that whoever reads changes by
-    /// sequence number sees them as new; in the order they were added among memos of one timestamp.
-    ///
-    /// A change made while the import ran (here or in another process: an edit, a sync, another
-    /// import) is numbered above the block, and then the memos are numbered again above it, in the
-    /// same order. Otherwise their numbers are already the highest, and showing them changes only their
-    /// mark: renumbering rewrites every index entry by number, a third of the time that `finish` took
-    /// for 100,000 memos.
-    func finish() throws {
-        // Its commit logs a page for every few memos (about 100 MB for 100,000): copying them to the file
-        // is for the background, while the import's caller gets its answer.
-        try store.leavingCheckpointsToBackground { try store.write { db in
-            let ranges = try MemoStore.ranges(of: batch, db)
-            guard let firstMemo = ranges.first?.lowerBound, let lastMemo = ranges.last?.upperBound else { return }
-            let top = try MemoStore.seq(ofLocalID: firstMemo, db)
-            let bottom = try MemoStore.seq(ofLocalID: lastMemo, db)
-            let numberedAbove = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM memo WHERE seq > ?)", arguments: [top]) ?? false
-            // A statement per `rowsPerStatement` memos: until a statement ends, SQLite keeps a copy of
-            // every page it changed (its statement journal, in memory: see `prepareConnection`). One
-            // statement for the whole import held 240 MB for 100,000 memos when a shown record was
-            // rewritten whole. A record that keeps its size (see `importBlockSize`) changes only the
-            // pages that hold its header, number and mark, never its text's: so a statement's share is
-            // counted in memos, not in bytes of text.
-            let show: Statement
-            let arguments: (_ first: Int64, _ last: Int64) -> StatementArguments
-            if numberedAbove {
-                // Numbered again from just above every number, `bottom` becoming the lowest.
-                let shift = try MemoStore.nextSeq(db) - bottom
-                show = try db.cachedStatement(sql: Self.showNumberedAgain)
-                arguments = { [shift, $0, $1] }
-            } else {
-                show = try db.cachedStatement(sql: Self.show)
-                arguments = { [$0, $1] }
-            }
-            for range in ranges {
-                for first in stride(from: range.lowerBound, through: range.upperBound, by: Self.rowsPerStatement) {
-                    try show.execute(arguments: arguments(first, min(first + Int64(Self.rowsPerStatement) - 1, range.upperBound)))
-                }
-            }
-            try db.execute(sql: "DELETE FROM importChunk WHERE batch = ?", arguments: [batch])
-            store.cache.invalidate()  // rebuilt at the next read, in one pass
-            // Other processes see the import; here, the split view catches up with it whole at its next
-            // step (`didImport`, or an intent that comes first), never one row of it in another's indexes.
-            _ = try store.countVisibleChange(db)
-            store.forgetCaughtUp()
-        } }
-    }
-
-    /// Shows the hidden memos among local ids `?` to `?`.
-    static let show = "UPDATE memo SET importBatch = NULL WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL"
-    /// Shows the hidden memos among local ids `?` to `?` (the second and third parameters), their numbers
-    /// raised by the first.
-    ///
-    /// OR FAIL, as `MemoStore.insertSQL`: a number is unique, and ABORT would have SQLite keep a copy of
-    /// every page the statement changes; a failure fails `finish`'s whole transaction anyway.
-    static let showNumberedAgain = """
-        UPDATE OR FAIL memo SET importBatch = NULL, seq = seq + ? WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
-        """
-
-    /// Removes every memo added.
-    func abandon() {
-        try? store.discard(batch: batch)
-    }
-}
 
 extension MemoStore {
     /// Imports the chunks `nextChunk` returns, until it returns an empty one: all of them or, if
@@ -119,10 +9,7 @@ extension MemoStore {
     public func importMemos(
         isCancelled: () -> Bool = { false }, nextChunk: () throws -> [NewMemo], didStore: (Int) -> Void = { _ in }
     ) throws -> Int {
-        let session = ImportSession(store: self)
-        // A smaller cache while adding: the import's pages pass through once, and the RSS target holds.
-        try setPageCache(kib: Self.defaultPageCacheKiB)
-        defer { try? setPageCache(kib: Self.pageCacheKiB) }
+        let session = try ImportSession(store: self)
         do {
             var stored = 0
             while true {
@@ -134,10 +21,6 @@ extension MemoStore {
                 didStore(stored)
             }
             if isCancelled() { throw StoreError.cancelled }
-            // The usual cache again for `finish`, which adds every memo to the list's index in an order
-            // of its own: its 800 pages at 100,000 memos did not stay in 2 MB beside the memos' pages,
-            // and most of its inserts read a page back from the log, then wrote it there again.
-            try setPageCache(kib: Self.pageCacheKiB)
             try session.finish()
             return stored
         } catch {
@@ -153,9 +36,32 @@ extension MemoStore {
         return try checkpointer.leavingCheckpointsToBackground(body)
     }
 
-    /// Sets the page cache of the connection that writes (and serves the list and search).
-    private func setPageCache(kib: Int) throws {
-        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = \(-kib)") }
+    /// Opens a connection of this store's file for an import's chunks (nil for a store in memory or a
+    /// read-only one, whose imports write through the writer): prepared as the writer is, with SQLite's
+    /// default 2 MB of pages, since an import's pages pass through once, and with its triggers off for
+    /// good.
+    ///
+    /// On the writer, each chunk turned the triggers off and on again, and each turn made SQLite prepare
+    /// every statement of the connection again: the chunk's 20-memo INSERT (about 640 times for 100,000
+    /// memos), and the statements of the first keystroke after each chunk. And the writer, which serves
+    /// the list and search, keeps its pages.
+    func openImportConnection() throws -> DatabaseQueue? {
+        // A read-only store's writer refuses the import's first write with the usual message.
+        guard let path, let checkpointer, !isReadOnly else { return nil }
+        var configuration = Configuration()
+        configuration.label = "cloudnotes.import"
+        configuration.busyMode = .timeout(10)
+        let durability = durability, connections = connections
+        configuration.prepareDatabase { db in
+            try Self.prepareConnection(db, durability: durability, checkpointer: checkpointer, connections: connections)
+            try db.execute(sql: "PRAGMA cache_size = \(-Self.defaultPageCacheKiB)")
+            db.turnTriggersOff()
+        }
+        do {
+            return try DatabaseQueue(path: path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw StoreError.writeFailed(error.message ?? "\(error.resultCode)")
+        }
     }
 
     /// Imports `memos` in chunks of `chunkSize`: all of them or none.
@@ -219,7 +125,7 @@ extension MemoStore {
     /// Instructions of `add` for the benchmark's first 10,000 memos (callgrind, triggers off): 410
     /// million one memo a statement, about 335 million from 10 to 30, 442 million at 100. Each statement
     /// reads and writes AUTOINCREMENT's counter once; a longer one costs more to prepare, which SQLite
-    /// does again at every chunk (see `Database.withoutTriggers`).
+    /// did again at every chunk when these were measured (see `MemoStore.openImportConnection`).
     static let memosPerInsert = 20
 
     /// The INSERT of `memosPerInsert` memos, the import's usual statement.

@@ -81,10 +81,7 @@ public final class MemoStore: Sendable {
         let connections = ConnectionCount()
         self.connections = connections
         configuration.prepareDatabase { db in
-            connections.opened.add(1, ordering: .relaxed)
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .synced ? "FULL" : "NORMAL")")
-            try Self.prepareConnection(db)
-            checkpointer.watchCommits(of: db)
+            try Self.prepareConnection(db, durability: durability, checkpointer: checkpointer, connections: connections)
         }
         if !readOnly, Self.canWrite(at: path) {
             writer = try Self.openPool(at: path, configuration: configuration)
@@ -177,6 +174,16 @@ public final class MemoStore: Sendable {
     static let pageCacheKiB = 4096
     /// SQLite's own default, for work that reads each page once.
     static let defaultPageCacheKiB = 2000
+
+    /// Sets up a new connection of a store on a file: counted, committing with `durability`, its commits
+    /// watched by `checkpointer`, and as `prepareConnection(_:)` says.
+    static func prepareConnection(_ db: Database, durability: Durability, checkpointer: LogCheckpointer,
+                                  connections: ConnectionCount) throws {
+        connections.opened.add(1, ordering: .relaxed)
+        try db.execute(sql: "PRAGMA synchronous = \(durability == .synced ? "FULL" : "NORMAL")")
+        try prepareConnection(db)
+        checkpointer.watchCommits(of: db)
+    }
 
     /// Sets up a new connection: statement journals in memory, freed pages left as they are, and the SQL
     /// functions the store's queries use.

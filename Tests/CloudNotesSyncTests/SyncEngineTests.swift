@@ -373,7 +373,7 @@ struct SyncAlongsideTests {
     func importUnderWaySurvivesSyncConnection() throws {
         let path = Device.newStorePath()
         let store = try MemoStore(path: path)
-        let session = ImportSession(store: store)
+        let session = try ImportSession(store: store)
         try session.add([MemoStore.NewMemo(text: "imported", modifiedAt: 1)])
         _ = try MemoStore(path: path, discardingAbandonedImports: false)
         try session.finish()
