@@ -14,6 +14,10 @@ With --typing-while-indexing N each binary in turn imports the benchmark's N mem
 1 KB memo while its background indexer indexes them: one `memo/update` after each pause of 0.35 s (longer
 than the indexer's quiet period, so that each keystroke finds a chunk under way), timed one at a time.
 
+With --typing-while-importing N each binary in turn serves a fresh store and types into a 1 KB memo while
+it imports the benchmark's N memos: one `memo/update` every 0.05 s, timed one at a time, until the import
+is answered.
+
 With --typing-while-syncing N the remote is made as for --first-sync; then each binary in turn serves a
 fresh store and types into a 1 KB memo while the server's first sync pulls the N memos: one `memo/update`
 every 0.1 s, timed one at a time, until `sync/now` is answered.
@@ -326,6 +330,53 @@ def first_sync(binaries: dict, folder: str, args) -> None:
               f"written meanwhile {statistics.median(w for _, w in runs):6,.0f} MB   runs: {' '.join(f'{t:.2f}' for t, _ in runs)}")
 
 
+def typing_until_answered(d, memo_id: str, text: str, version: int, pending_id, method: str, pause: float) -> list:
+    """Keystrokes into `memo_id` (a `memo/update` every `pause` s, each timed alone) until the request
+    `pending_id` (`method`), written before, is answered: their times in ms."""
+    times = []
+    answered = False
+    while not answered:
+        time.sleep(pause)
+        text += "a"
+        rid, line = update_line(d, memo_id, text, version)
+        started = bench.perf_ns()
+        d.write(line)
+        # Read up to this keystroke's reply; the pending request's reply may come first.
+        while True:
+            got = d.readline()
+            if not got:
+                raise d.died(f"typing until {method} is answered")
+            if got.startswith(bench.NOTIFICATION_PREFIX):
+                continue
+            message = json.loads(got)
+            if message.get("id") == pending_id:
+                d.check(pending_id, got, method)
+                answered = True
+                continue
+            times.append((bench.perf_ns() - started) / 1e6)
+            version = d.check(rid, got, "memo/update")["memo"]["version"]
+            break
+    return times
+
+
+def typing_while_importing(binaries: dict, folder: str, args) -> None:
+    data = os.path.join(folder, "memos.json")
+    write_benchmark_memos(args.importing_count, data)
+    pause = 0.05
+    results = {name: [] for name in binaries}
+    for name, store in fresh_stores(binaries, folder, args.rounds, "typing-import"):
+        d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
+        text = "typing while an import runs\n" + "x" * 1000
+        memo_id, version = new_memo(d, text)
+        import_id, import_line = d.request("memo/import", {"path": data})
+        d.write(import_line)
+        results[name] += typing_until_answered(d, memo_id, text, version, import_id, "memo/import", pause)
+        d.shutdown()
+    print(f"memo/update of a 1 KB memo every {pause} s while the server imports {args.importing_count:,} memos "
+          f"(until the import is answered; {args.rounds} runs each, in turns):")
+    print_latencies(results)
+
+
 def typing_while_syncing(binaries: dict, folder: str, args) -> None:
     remote = published_remote(binaries, folder, args.syncing_count)
     pause = 0.1
@@ -337,28 +388,7 @@ def typing_while_syncing(binaries: dict, folder: str, args) -> None:
         d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
         sync_id, sync_line = d.request("sync/now", {})
         d.write(sync_line)
-        synced = False
-        while not synced:
-            time.sleep(pause)
-            text += "a"
-            rid, line = update_line(d, memo_id, text, version)
-            started = bench.perf_ns()
-            d.write(line)
-            # Read up to this keystroke's reply; the reply to `sync/now` may come first.
-            while True:
-                got = d.readline()
-                if not got:
-                    raise d.died("typing while syncing")
-                if got.startswith(bench.NOTIFICATION_PREFIX):
-                    continue
-                message = json.loads(got)
-                if message.get("id") == sync_id:
-                    d.check(sync_id, got, "sync/now")
-                    synced = True
-                    continue
-                results[name].append((bench.perf_ns() - started) / 1e6)
-                version = d.check(rid, got, "memo/update")["memo"]["version"]
-                break
+        results[name] += typing_until_answered(d, memo_id, text, version, sync_id, "sync/now", pause)
         d.shutdown()
     print(f"memo/update of a 1 KB memo every {pause} s while a fresh server's first sync pulls "
           f"{args.syncing_count:,} memos from a folder remote (until the sync ends; {args.rounds} runs each, in turns):")
@@ -376,6 +406,8 @@ def main() -> None:
                         help="time imports of the benchmark's N memos instead of typing")
     parser.add_argument("--typing-while-indexing", dest="indexing_count", type=int, metavar="N",
                         help="time keystrokes while the background indexer indexes N imported memos")
+    parser.add_argument("--typing-while-importing", dest="importing_count", type=int, metavar="N",
+                        help="time keystrokes while the server imports N memos")
     parser.add_argument("--startup", dest="startup_count", type=int, metavar="N",
                         help="time start-ups on a store of N imported memos")
     parser.add_argument("--first-sync", dest="sync_count", type=int, metavar="N",
@@ -390,7 +422,7 @@ def main() -> None:
             sys.exit(f"compare: expected NAME=PATH of an executable, got {item!r}")
         binaries[name] = os.path.abspath(path)
     for count, mode in ((args.import_count, imports), (args.startup_count, startups),
-                        (args.indexing_count, typing_while_indexing),
+                        (args.indexing_count, typing_while_indexing), (args.importing_count, typing_while_importing),
                         (args.sync_count, first_sync), (args.syncing_count, typing_while_syncing)):
         if count:
             with tempfile.TemporaryDirectory(prefix="compare-") as folder:

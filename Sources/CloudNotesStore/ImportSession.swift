@@ -18,9 +18,10 @@ import Synchronization
 /// process died is removed when a store is next opened.
 final class ImportSession: Sendable {
     let store: MemoStore
+    /// The import's name in `importChunk`: its process (to tell an abandoned import) and a UUID.
     let batch = "\(getpid()) \(UUID().uuidString)"
     /// The connection that writes the chunks, its triggers off (see `MemoStore.openImportConnection`);
-    /// nil for a store in memory.
+    /// nil for a store in memory or a read-only one.
     let connection: DatabaseQueue?
     /// The sequence number of the next memo added, one below the last one's; nil before the first.
     private let nextNumber = Mutex<Int64?>(nil)
@@ -36,7 +37,7 @@ final class ImportSession: Sendable {
     /// Stores `memos` (hidden until `finish`), in the order given.
     func add(_ memos: [MemoStore.NewMemo]) throws {
         guard !memos.isEmpty else { return }
-        let below = try withoutTriggers { db in
+        let below = try writeChunk { db in
             let top = try nextNumber.withLock { $0 } ?? MemoStore.topOfNewImportBlock(db)
             let (first, last) = try MemoStore.insert(memos, numberedDownFrom: top, db)
             try db.execute(sql: "INSERT INTO importChunk (batch, firstLocalID, lastLocalID) VALUES (?, ?, ?)",
@@ -47,15 +48,21 @@ final class ImportSession: Sendable {
         nextNumber.withLock { $0 = below }
     }
 
-    /// Runs `body` in a write transaction whose statements leave out every trigger.
+    /// Runs `body` in a write transaction whose statements leave out every trigger: on the import's
+    /// connection, or for a store in memory or a read-only one, on the writer.
     ///
     /// Hidden memos that are not indexed: `memo_fts_insert` (WHEN new.indexed) has nothing to do. Yet a
     /// trigger SQLite must consider gave each INSERT a statement journal and a call of the trigger's
     /// program for each memo, and sent a multi-row INSERT through a temporary table: 641 -> 410 million
     /// instructions for the benchmark's first 10,000 memos, one a statement (callgrind, `add` alone).
-    private func withoutTriggers<T>(_ body: (Database) throws -> T) throws -> T {
-        if let connection { return try store.write(through: connection, body) }
-        return try store.write { db in try db.withoutTriggers { try body(db) } }
+    private func writeChunk<T>(_ body: (Database) throws -> T) throws -> T {
+        guard let connection else { return try store.write { db in try db.withoutTriggers { try body(db) } } }
+        // A commit past the log's inline limit checkpointed inside the write's turn, and a keystroke's
+        // write waited for it (80-180 ms every half second of an import of 100,000 memos). The import's
+        // own connection copies the log between its chunks instead, when nobody waits for it.
+        let result = try store.write(through: connection, leavingCheckpointsToBackground: true, body)
+        store.checkpointer?.checkpointIfPastInlineLimit(on: connection)
+        return result
     }
 
     /// Shows every memo added, above every change made meanwhile, so that whoever reads changes by
@@ -71,7 +78,7 @@ final class ImportSession: Sendable {
         try? connection?.close()
         // Its commit logs a page for every few memos (about 100 MB for 100,000): copying them to the file
         // is for the background, while the import's caller gets its answer.
-        try store.leavingCheckpointsToBackground { try store.write { db in
+        try store.write(leavingCheckpointsToBackground: true) { db in
             let ranges = try MemoStore.ranges(of: batch, db)
             guard let firstMemo = ranges.first?.lowerBound, let lastMemo = ranges.last?.upperBound else { return }
             let top = try MemoStore.seq(ofLocalID: firstMemo, db)
@@ -105,7 +112,7 @@ final class ImportSession: Sendable {
             // step (`didImport`, or an intent that comes first), never one row of it in another's indexes.
             _ = try store.countVisibleChange(db)
             store.forgetCaughtUp()
-        } }
+        }
     }
 
     /// Shows the hidden memos among local ids `?` to `?`.
@@ -119,7 +126,7 @@ final class ImportSession: Sendable {
         UPDATE OR FAIL memo SET importBatch = NULL, seq = seq + ? WHERE localID BETWEEN ? AND ? AND importBatch IS NOT NULL
         """
 
-    /// Removes every memo added.
+    /// Removes every memo added, and closes the import's connection.
     func abandon() {
         try? connection?.close()
         try? store.discard(batch: batch)

@@ -72,7 +72,7 @@ final class LogCheckpointer: Sendable {
     /// checkpointing at 1,000 pages itself (the two share one hook).
     ///
     /// The hook holds this object unretained: the connection's owner keeps it alive (the pool's
-    /// `prepareDatabase` closure captures it).
+    /// `prepareDatabase` closure captures it, as the import connection's does).
     func watchCommits(of db: Database) {
         _ = sqlite3_wal_hook(db.sqliteConnection, { context, connection, name, pages in
             guard let context else { return SQLITE_OK }
@@ -133,6 +133,18 @@ final class LogCheckpointer: Sendable {
             return state.isQueued
         }
         if again { queue.async { self.checkpointNow() } }
+    }
+
+    /// Checkpoints on `connection` if the log is past `Limits.inlinePages`: for a writer whose commits
+    /// leave their checkpoints to the background (`leavingCheckpointsToBackground`), between its
+    /// transactions, outside its turn at the write lock, so that the log stays as short as with inline
+    /// checkpoints and no other write waits for the copy.
+    func checkpointIfPastInlineLimit(on connection: any DatabaseWriter) {
+        guard state.withLock({ $0.pages >= limits.inlinePages }) else { return }
+        // Busy when the background checkpoint runs: that one copies the log then.
+        guard let copied = try? connection.writeWithoutTransaction({ db in try db.checkpoint(.passive).checkpointedFrameCount })
+        else { return }
+        state.withLock { $0.copied = Int32(clamping: copied) }
     }
 
     /// Runs `body`, whose commits leave every checkpoint to the background however long the log grows:

@@ -163,11 +163,13 @@ extension MemoStore {
         return change
     }
 
-    /// Runs `body` in a write transaction, turning disk failures into `StoreError.writeFailed`.
+    /// Runs `body` in a write transaction, turning disk failures into `StoreError.writeFailed`; with
+    /// `leavingCheckpointsToBackground`, its commit never checkpoints the log itself (see
+    /// `LogCheckpointer.leavingCheckpointsToBackground`).
     ///
     /// The list orders in memory follow the transaction; if it fails, they are rebuilt from the file.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try translatingFailures {
+    func write<T>(leavingCheckpointsToBackground leaving: Bool = false, _ body: (Database) throws -> T) throws -> T {
+        try translatingFailures(leaving) {
             try writer.write { db in
                 try followChangesElsewhere(db)
                 return try body(db)
@@ -176,19 +178,24 @@ extension MemoStore {
     }
 
     /// Runs `body` in a write transaction of `connection`, another connection of this store's file, in
-    /// turn with the writer's, turning disk failures into `StoreError.writeFailed`: for writes that no
+    /// turn with the writer's, as `write(leavingCheckpointsToBackground:_:)` does: for writes that no
     /// list shows until the writer's own (an import's chunks).
-    func write<T>(through connection: DatabaseQueue, _ body: (Database) throws -> T) throws -> T {
-        try translatingFailures { try connection.write(body) }
+    func write<T>(through connection: DatabaseQueue, leavingCheckpointsToBackground leaving: Bool = false,
+                  _ body: (Database) throws -> T) throws -> T {
+        try translatingFailures(leaving) { try connection.write(body) }
     }
 
-    /// Runs `write` in its turn at the file's write lock, turning SQLite's failures into
-    /// `StoreError.writeFailed`.
-    private func translatingFailures<T>(_ write: () throws -> T) throws -> T {
+    /// Runs `write` in its turn at the file's write lock (its commits leaving checkpoints to the
+    /// background if `leaving`: raised inside the turn, so that no other write's commit is left so),
+    /// turning SQLite's failures into `StoreError.writeFailed`.
+    private func translatingFailures<T>(_ leaving: Bool, _ write: () throws -> T) throws -> T {
         // Refused before SQLite is asked: even a failed write transaction makes it drop its cache.
         if isReadOnly { throw StoreError.writeFailed("the store is read-only") }
         do {
-            return try writeTurns.take(write)
+            return try writeTurns.take {
+                guard leaving, let checkpointer else { return try write() }
+                return try checkpointer.leavingCheckpointsToBackground(write)
+            }
         } catch let error as StoreError {
             // A change refuses (not found, conflict, cancelled) before it touches the orders in memory.
             throw error
@@ -197,12 +204,7 @@ extension MemoStore {
             // after the change took other processes' changes that the client will now not hear of.
             cache.invalidate()
             forgetCaughtUp()
-            switch error.resultCode {
-            case .SQLITE_FULL: throw StoreError.writeFailed("the disk is full")
-            case .SQLITE_READONLY: throw StoreError.writeFailed("the store is read-only")
-            case .SQLITE_IOERR: throw StoreError.writeFailed("disk I/O error")
-            default: throw StoreError.writeFailed(error.message ?? "\(error.resultCode)")
-            }
+            throw StoreError.writeFailed(error)
         }
     }
 }

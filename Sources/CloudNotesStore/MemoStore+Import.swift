@@ -29,12 +29,21 @@ extension MemoStore {
         }
     }
 
-    /// Runs `body`, whose commits leave checkpoints to the background, however long the log grows (see
-    /// `LogCheckpointer.leavingCheckpointsToBackground`).
-    func leavingCheckpointsToBackground<T>(_ body: () throws -> T) rethrows -> T {
-        guard let checkpointer else { return try body() }
-        return try checkpointer.leavingCheckpointsToBackground(body)
+    /// Imports `memos` in chunks of `chunkSize`: all of them or none.
+    public func importMemos(
+        _ memos: [NewMemo], chunkSize: Int = 1000, isCancelled: () -> Bool = { false }, progress: (Int) -> Void = { _ in }
+    ) throws -> Int {
+        var remaining = memos[...]
+        return try importMemos(
+            isCancelled: isCancelled,
+            nextChunk: {
+                defer { remaining = remaining.dropFirst(chunkSize) }
+                return Array(remaining.prefix(chunkSize))
+            },
+            didStore: progress)
     }
+
+    // MARK: The import's connection
 
     /// Opens a connection of this store's file for an import's chunks (nil for a store in memory or a
     /// read-only one, whose imports write through the writer): prepared as the writer is, with SQLite's
@@ -44,7 +53,8 @@ extension MemoStore {
     /// On the writer, each chunk turned the triggers off and on again, and each turn made SQLite prepare
     /// every statement of the connection again: the chunk's 20-memo INSERT (about 640 times for 100,000
     /// memos), and the statements of the first keystroke after each chunk. And the writer, which serves
-    /// the list and search, keeps its pages.
+    /// the list and search, keeps its cache's size (its pages go at each chunk's commit, as at any other
+    /// connection's).
     func openImportConnection() throws -> DatabaseQueue? {
         // A read-only store's writer refuses the import's first write with the usual message.
         guard let path, let checkpointer, !isReadOnly else { return nil }
@@ -60,23 +70,11 @@ extension MemoStore {
         do {
             return try DatabaseQueue(path: path, configuration: configuration)
         } catch let error as DatabaseError {
-            throw StoreError.writeFailed(error.message ?? "\(error.resultCode)")
+            throw StoreError.writeFailed(error)
         }
     }
 
-    /// Imports `memos` in chunks of `chunkSize`: all of them or none.
-    public func importMemos(
-        _ memos: [NewMemo], chunkSize: Int = 1000, isCancelled: () -> Bool = { false }, progress: (Int) -> Void = { _ in }
-    ) throws -> Int {
-        var remaining = memos[...]
-        return try importMemos(
-            isCancelled: isCancelled,
-            nextChunk: {
-                defer { remaining = remaining.dropFirst(chunkSize) }
-                return Array(remaining.prefix(chunkSize))
-            },
-            didStore: progress)
-    }
+    // MARK: Inserting
 
     /// Inserts `chunk`, hidden, numbered `firstNumber`, one less, and so on, and returns the first and
     /// last local ids it took (every id between is one of its memos).
@@ -137,7 +135,7 @@ extension MemoStore {
     ///
     /// OR FAIL: a constraint that fails (a clash in the unique `id` or `seq`) ends the statement and
     /// leaves its earlier memos in place, where OR ABORT would take them back out. Whoever runs it
-    /// rolls back the whole transaction on that error (`MemoStore.write`), so nothing is left either
+    /// rolls back the whole transaction on that error (`MemoStore.write(through:)`), so nothing is left either
     /// way, and SQLite keeps no statement journal: a copy of every page the statement changes, which
     /// it needs only to take a statement back. That holds while no condition of an index of `memo`
     /// calls a function, which might fail too (see migration v7).

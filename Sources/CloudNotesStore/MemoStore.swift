@@ -28,8 +28,8 @@ public final class MemoStore: Sendable {
     public let durability: Durability
     /// Checkpoints the write-ahead log in the background; nil for a store in memory.
     let checkpointer: LogCheckpointer?
-    /// The SQLite connections a store on a file has opened: the writer, and any reader connection a
-    /// pool's `read` opens.
+    /// The SQLite connections a store on a file has opened: the writer, any reader connection a pool's
+    /// `read` opens, and each import's own (`openImportConnection`).
     let connections: ConnectionCount
     /// The order in which this store's write transactions, and those of the stores opened beside it in
     /// this process, get the file's write lock.
@@ -202,8 +202,8 @@ public final class MemoStore: Sendable {
         try db.execute(sql: "PRAGMA secure_delete = FAST")
         // The index pages a common term's lookup reads (about 1.8 MB for 'meeting' at 100,000 memos)
         // nearly filled SQLite's default 2 MB cache, and a page of results evicted some of them before
-        // the next search: a new search for the term took 10.6 ms where 4 MB made it 9.9 ms. An import
-        // goes back to the default (`ImportSession`): it reads each page once, and would fill any cache.
+        // the next search: a new search for the term took 10.6 ms where 4 MB made it 9.9 ms. An import's
+        // own connection keeps the default (`openImportConnection`): it reads each page once.
         try db.execute(sql: "PRAGMA cache_size = \(-pageCacheKiB)")
         db.add(function: SearchFilter.caseInsensitiveContains)
         db.add(function: IndexFolding.secondLook)

@@ -1,3 +1,5 @@
+import GRDB
+
 // MARK: - Store errors
 
 /// Why the store refused to open or to change.
@@ -31,6 +33,18 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .versionConflict(let current): "the memo is at version \(current.version)"
         case .writeFailed(let reason): reason
         case .cancelled: "cancelled"
+        }
+    }
+}
+
+extension StoreError {
+    /// The write failure that SQLite's `error` stands for, in words for whoever asked for the change.
+    static func writeFailed(_ error: DatabaseError) -> StoreError {
+        switch error.resultCode {
+        case .SQLITE_FULL: .writeFailed("the disk is full")
+        case .SQLITE_READONLY: .writeFailed("the store is read-only")
+        case .SQLITE_IOERR: .writeFailed("disk I/O error")
+        default: .writeFailed(error.message ?? "\(error.resultCode)")
         }
     }
 }

@@ -12,9 +12,11 @@ extension Database {
     /// from a multi-row VALUES, and keep a statement journal for each INSERT.
     ///
     /// Turning triggers off or on makes SQLite prepare every statement of the connection again at its
-    /// next step: an import's chunk spends about 1.5 ms on it (`perf`, most of it parsing its 20-memo
-    /// INSERT again), and the first keystroke after a chunk prepares its own statements again. Should
-    /// SQLite refuse to turn triggers off, `body` runs with them on: correct, only slower.
+    /// next step: when an import's chunks went through the writer, each spent about 1.5 ms on it
+    /// (`perf`, most of it parsing its 20-memo INSERT again), and the first keystroke after a chunk
+    /// prepared its own statements again; an import on a file now has a connection of its own
+    /// (`MemoStore.openImportConnection`). Should SQLite refuse to turn triggers off, `body` runs with
+    /// them on: correct, only slower.
     func withoutTriggers<T>(_ body: () throws -> T) rethrows -> T {
         guard cloudnotes_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 0) == 0 else {
             return try body()

@@ -88,7 +88,7 @@ struct LogCheckpointerTests {
         let before = try fileSize(path), finished = checkpointer.finishedCheckpoints
         // The checkpoints' queue is held meanwhile: only a commit could have checkpointed.
         try checkpointer.exclusively {
-            try store.leavingCheckpointsToBackground { try write(60, to: store) }
+            try checkpointer.leavingCheckpointsToBackground { try write(60, to: store) }
             #expect(checkpointer.pagesInLog > 500)
             #expect(try fileSize(path) == before, "no commit checkpointed itself past the inline limit")
         }
@@ -112,7 +112,7 @@ struct LogCheckpointerTests {
                 // held meanwhile), and those after it find it queued; past 100, a commit that is not left
                 // to the background checkpoints itself.
                 if leftToBackground {
-                    try store.leavingCheckpointsToBackground { try write(60, to: store) }
+                    try checkpointer.leavingCheckpointsToBackground { try write(60, to: store) }
                 } else {
                     try write(60, to: store)
                 }
@@ -123,5 +123,17 @@ struct LogCheckpointerTests {
             settle(checkpointer)
             #expect(checkpointer.finishedCheckpoints == finished + (leftToBackground ? 2 : 1), "left to the background: \(leftToBackground)")
         }
+    }
+
+    @Test("an import's chunks leave the log's copy to the import, between its chunks: past the inline limit it is copied, by no commit and no background checkpoint")
+    func importCopiesTheLogBetweenItsChunks() throws {
+        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: 50))
+        let before = try fileSize(path)
+        let session = try ImportSession(store: store)
+        // About 150 pages of text, in one chunk: one commit, past the inline limit.
+        try session.add((0..<300).map { MemoStore.NewMemo(text: "memo \($0)\n" + String(repeating: "imported ", count: 200), modifiedAt: 1) })
+        #expect(checkpointer.finishedCheckpoints == 0)
+        #expect(try fileSize(path) > before + 100 * 4096, "copied after the chunk")
+        try session.finish()
     }
 }

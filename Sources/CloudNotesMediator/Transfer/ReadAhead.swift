@@ -54,7 +54,8 @@ final class ReadAhead<Element: Sendable>: Sendable {
     func stop() { core.stop() }
 
     /// Hands `spent`, an element the consumer is done with, to the producer's thread, which lets go of
-    /// it before making its next element; once that thread has ended, it is let go of here.
+    /// it before making its next element; once that thread has ended, or after `stop()`, it is let go of
+    /// here.
     func giveBack(_ spent: Element) { core.giveBack(spent) }
 
     // MARK: - Between the two threads
