@@ -323,9 +323,10 @@ struct MemoStoreTests {
         #expect(Set(stride(from: 0, to: all.count, by: 1000).map { all[$0].prefix(2) }).count > 1)
     }
 
-    @Test("an import's memos stay hidden until all are in; a cancelled one leaves nothing")
-    func importIsAllOrNothing() throws {
-        let store = try MemoStore()
+    /// On a file an import writes through a connection of its own; in memory, through the writer.
+    @Test("an import's memos stay hidden until all are in; a cancelled one leaves nothing", arguments: [false, true])
+    func importIsAllOrNothing(onFile: Bool) throws {
+        let store = try onFile ? MemoStore(path: temporaryStorePath()) : MemoStore()
         _ = try store.create(text: "already here", now: 1, filter: nil)
         let entries = (0..<5000).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) }
         let seenDuringImport = Mutex<[Int]>([])
@@ -525,9 +526,10 @@ struct MemoStoreTests {
                 == (0..<3).map { "b\($0)" } + (0..<6).map { "a\($0)" } + ["meanwhile", "before"])
     }
 
-    @Test("a chunk whose INSERT fails part-way (OR FAIL keeps the statement's earlier memos) is rolled back whole, and takes no numbers")
-    func failedChunkLeavesNothing() throws {
-        let store = try MemoStore()
+    @Test("a chunk whose INSERT fails part-way (OR FAIL keeps the statement's earlier memos) is rolled back whole, and takes no numbers",
+          arguments: [false, true])
+    func failedChunkLeavesNothing(onFile: Bool) throws {
+        let store = try onFile ? MemoStore(path: temporaryStorePath()) : MemoStore()
         let planted = try store.create(text: "planted", now: 1, filter: nil).memo
         let session = try ImportSession(store: store)
         let memos = { (range: Range<Int>) in range.map { MemoStore.NewMemo(text: "a\($0)", modifiedAt: 1_000) } }
