@@ -359,19 +359,32 @@ def typing_until_answered(d, memo_id: str, text: str, version: int, pending_id, 
     return times
 
 
+def typing_during(binaries: dict, folder: str, args, prefix: str, heading: str, pause: float, begin) -> dict:
+    """Each binary in turn serves a fresh store with a 1 KB memo; `begin(driver)` writes a long request
+    and returns its id and method; then keystrokes every `pause` s until it is answered. Their times in
+    ms, by binary."""
+    results = {name: [] for name in binaries}
+    for name, store in fresh_stores(binaries, folder, args.rounds, prefix):
+        d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
+        text = heading + "\n" + "x" * 1000
+        memo_id, version = new_memo(d, text)
+        pending_id, method = begin(d)
+        results[name] += typing_until_answered(d, memo_id, text, version, pending_id, method, pause)
+        d.shutdown()
+    return results
+
+
 def typing_while_importing(binaries: dict, folder: str, args) -> None:
     data = os.path.join(folder, "memos.json")
     write_benchmark_memos(args.importing_count, data)
     pause = 0.05
-    results = {name: [] for name in binaries}
-    for name, store in fresh_stores(binaries, folder, args.rounds, "typing-import"):
-        d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
-        text = "typing while an import runs\n" + "x" * 1000
-        memo_id, version = new_memo(d, text)
-        import_id, import_line = d.request("memo/import", {"path": data})
-        d.write(import_line)
-        results[name] += typing_until_answered(d, memo_id, text, version, import_id, "memo/import", pause)
-        d.shutdown()
+
+    def begin(d):
+        import_id, line = d.request("memo/import", {"path": data})
+        d.write(line)
+        return import_id, "memo/import"
+
+    results = typing_during(binaries, folder, args, "typing-import", "typing while an import runs", pause, begin)
     print(f"memo/update of a 1 KB memo every {pause} s while the server imports {args.importing_count:,} memos "
           f"(until the import is answered; {args.rounds} runs each, in turns):")
     print_latencies(results)
@@ -380,16 +393,14 @@ def typing_while_importing(binaries: dict, folder: str, args) -> None:
 def typing_while_syncing(binaries: dict, folder: str, args) -> None:
     remote = published_remote(binaries, folder, args.syncing_count)
     pause = 0.1
-    results = {name: [] for name in binaries}
-    for name, store in fresh_stores(binaries, folder, args.rounds, "typing-sync"):
-        d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
-        text = "typing while the first sync runs\n" + "x" * 1000
-        memo_id, version = new_memo(d, text)
+
+    def begin(d):
         d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
-        sync_id, sync_line = d.request("sync/now", {})
-        d.write(sync_line)
-        results[name] += typing_until_answered(d, memo_id, text, version, sync_id, "sync/now", pause)
-        d.shutdown()
+        sync_id, line = d.request("sync/now", {})
+        d.write(line)
+        return sync_id, "sync/now"
+
+    results = typing_during(binaries, folder, args, "typing-sync", "typing while the first sync runs", pause, begin)
     print(f"memo/update of a 1 KB memo every {pause} s while a fresh server's first sync pulls "
           f"{args.syncing_count:,} memos from a folder remote (until the sync ends; {args.rounds} runs each, in turns):")
     print_latencies(results)
