@@ -359,10 +359,10 @@ def typing_until_answered(d, memo_id: str, text: str, version: int, pending_id, 
     return times
 
 
-def typing_during(binaries: dict, folder: str, args, prefix: str, heading: str, pause: float, begin) -> dict:
+def typing_during(binaries: dict, folder: str, args, prefix: str, heading: str, pause: float, begin, during: str) -> None:
     """Each binary in turn serves a fresh store with a 1 KB memo; `begin(driver)` writes a long request
-    and returns its id and method; then keystrokes every `pause` s until it is answered. Their times in
-    ms, by binary."""
+    and returns its id and method; then keystrokes every `pause` s until it is answered. Prints their
+    times by binary, the long request described as `during`."""
     results = {name: [] for name in binaries}
     for name, store in fresh_stores(binaries, folder, args.rounds, prefix):
         d = start([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
@@ -371,7 +371,8 @@ def typing_during(binaries: dict, folder: str, args, prefix: str, heading: str, 
         pending_id, method = begin(d)
         results[name] += typing_until_answered(d, memo_id, text, version, pending_id, method, pause)
         d.shutdown()
-    return results
+    print(f"memo/update of a 1 KB memo every {pause} s while {during} ({args.rounds} runs each, in turns):")
+    print_latencies(results)
 
 
 def typing_while_importing(binaries: dict, folder: str, args) -> None:
@@ -384,10 +385,8 @@ def typing_while_importing(binaries: dict, folder: str, args) -> None:
         d.write(line)
         return import_id, "memo/import"
 
-    results = typing_during(binaries, folder, args, "typing-import", "typing while an import runs", pause, begin)
-    print(f"memo/update of a 1 KB memo every {pause} s while the server imports {args.importing_count:,} memos "
-          f"(until the import is answered; {args.rounds} runs each, in turns):")
-    print_latencies(results)
+    typing_during(binaries, folder, args, "typing-import", "typing while an import runs", pause, begin,
+                  f"the server imports {args.importing_count:,} memos, until the import is answered")
 
 
 def typing_while_syncing(binaries: dict, folder: str, args) -> None:
@@ -400,10 +399,8 @@ def typing_while_syncing(binaries: dict, folder: str, args) -> None:
         d.write(line)
         return sync_id, "sync/now"
 
-    results = typing_during(binaries, folder, args, "typing-sync", "typing while the first sync runs", pause, begin)
-    print(f"memo/update of a 1 KB memo every {pause} s while a fresh server's first sync pulls "
-          f"{args.syncing_count:,} memos from a folder remote (until the sync ends; {args.rounds} runs each, in turns):")
-    print_latencies(results)
+    typing_during(binaries, folder, args, "typing-sync", "typing while the first sync runs", pause, begin,
+                  f"a fresh server's first sync pulls {args.syncing_count:,} memos from a folder remote, until it ends")
 
 
 def main() -> None:
