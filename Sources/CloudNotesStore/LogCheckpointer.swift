@@ -122,10 +122,10 @@ final class LogCheckpointer: Sendable {
         // a commit queues once they are `Limits.backgroundPages` more. A failure (another process
         // checkpointing, a full disk) leaves them to that one, or to the commit that reaches
         // `Limits.inlinePages`.
-        let copied = try? connection().writeWithoutTransaction { db in try db.checkpoint(.passive).checkpointedFrameCount }
+        let copied = (try? connection()).flatMap(copyLog(on:))
         let again = state.withLock { state in
             if let copied {
-                state.copied = Int32(clamping: copied)
+                state.copied = copied
                 state.finished += 1
             }
             state.isQueued = state.wantsAnother
@@ -141,10 +141,16 @@ final class LogCheckpointer: Sendable {
     /// checkpoints and no other write waits for the copy.
     func checkpointIfPastInlineLimit(on connection: any DatabaseWriter) {
         guard state.withLock({ $0.pages >= limits.inlinePages }) else { return }
-        // Busy when the background checkpoint runs: that one copies the log then.
-        guard let copied = try? connection.writeWithoutTransaction({ db in try db.checkpoint(.passive).checkpointedFrameCount })
-        else { return }
-        state.withLock { $0.copied = Int32(clamping: copied) }
+        // Nil while the background checkpoint runs: that one copies the log then.
+        guard let copied = copyLog(on: connection) else { return }
+        state.withLock { $0.copied = copied }
+    }
+
+    /// A passive checkpoint on `connection`: how many of the log's pages are now copied, or nil when it
+    /// could not run (another checkpoint under way, the store's file gone).
+    private func copyLog(on connection: any DatabaseWriter) -> Int32? {
+        let copied = try? connection.writeWithoutTransaction { db in try db.checkpoint(.passive).checkpointedFrameCount }
+        return copied.map { Int32(clamping: $0) }
     }
 
     /// Runs `body`, whose commits leave every checkpoint to the background however long the log grows:
