@@ -1,0 +1,77 @@
+"""The benchmark (`bench/cloudnotes_bench.py`, which `bench/run` runs) against the real binary, at a
+size small enough for the test suite: every scenario and baseline that issue 3 names is measured and
+written, and each baseline is taken where the benchmark says it is. Nothing here looks at a time: the
+figures are the benchmark's business, not the tests'."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BINARY, REPO
+
+SIZES = (200, 400)
+
+# Each latency scenario the table prints, with p50, p99 and max.
+LATENCY_SCENARIOS = (
+    "startup_initialize", "startup_didshow", "select", "list_first", "list_offset90",
+    "update_1kb", "update_100kb", "edit_1kb", "edit_100kb",
+    "search_rare", "search_rare_list", "search_common", "search_common_list",
+    "search_ko2", "search_ko2_list", "search_en2", "search_en2_list",
+)
+# The baselines measured in the same run: the pipe's floor, the same searches on SQLite directly, and
+# the raw insert of the same rows.
+BASELINES = (
+    "pipe_floor", "pipe_100kb", "cat_start", "cat_pipelined", "fsync", "raw_insert",
+    "sqlite_search_rare", "sqlite_search_common", "sqlite_search_ko2", "sqlite_search_en2",
+)
+
+
+@pytest.fixture(scope="module")
+def bench_run(tmp_path_factory):
+    """One small run of the benchmark, for every test here: its process, its JSON figures, its folder."""
+    tmp_path = tmp_path_factory.mktemp("bench")
+    results = tmp_path / "results"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "cloudnotes_bench.py"), "--bin", BINARY,
+         "--sizes", ",".join(map(str, SIZES)), "--ops", "20", "--warmup", "5", "--starts", "2",
+         "--pipelined", "50", "--no-rebuild-baseline", "--results-dir", str(results),
+         "--work-dir", str(tmp_path / "work")],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:] + result.stdout[-4000:]
+    return result, json.loads((results / "latest.json").read_text(encoding="utf-8")), results
+
+
+def test_benchmark_measures_every_scenario_and_baseline(bench_run):
+    result, figures, results = bench_run
+    assert sorted(figures["sizes"]) == sorted(map(str, SIZES))
+    for size in SIZES:
+        measured = figures["sizes"][str(size)]
+        for name in LATENCY_SCENARIOS:
+            scenario = measured["scenarios"][name]
+            assert scenario["n"] > 0, (size, name)
+            assert 0 < scenario["p50_ns"] <= scenario["p99_ns"] <= scenario["max_ns"], (size, name, scenario)
+        assert measured["scenarios"]["throughput"]["per_second"] > 0
+        assert measured["scenarios"]["import"]["elapsed_ns"] > 0
+        assert measured["baselines"]["raw_insert"]["rows"] == size
+        for name in BASELINES:
+            assert name in measured["baselines"], (size, name)
+        assert measured["peak_rss"]["kb"] > 0
+    table = (results / "latest.txt").read_text(encoding="utf-8")
+    for size in SIZES:
+        assert f"memo/import of {size:,} memos" in table
+    assert "ratio" in table and "target" in table and "== scaling" in table
+    assert result.stdout.strip(), "the tables go to stdout"
+
+
+def test_the_imports_baseline_is_measured_just_before_the_import(bench_run):
+    # The machine's speed moves within minutes; the raw insert is compared with the import, so it is
+    # measured in the same minute, between the data and the import of each size.
+    result, _, _ = bench_run
+    log = result.stderr
+    for size in SIZES:
+        block = log.split(f"=== {size:,} memos: data, import, indexing ===", 1)[1].split("\n===", 1)[0]
+        lines = block.splitlines()
+        raw = lines.index("baseline: raw SQLite insert of the same rows (no full-text index, as the server's import)")
+        assert lines[raw + 2] == "import", block
