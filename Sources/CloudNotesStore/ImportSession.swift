@@ -59,9 +59,10 @@ final class ImportSession: Sendable {
         guard let connection else { return try store.write { db in try db.withoutTriggers { try body(db) } } }
         // A commit past the log's inline limit checkpointed inside the write's turn, and a keystroke's
         // write waited for it (80-180 ms every half second of an import of 100,000 memos). The import's
-        // own connection copies the log between its chunks instead, when nobody waits for it.
+        // own connection copies the log between its chunks instead, when nobody waits for it, and only
+        // past the import's limit.
         let result = try store.write(through: connection, leavingCheckpointsToBackground: true, body)
-        store.checkpointer?.checkpointIfPastInlineLimit(on: connection)
+        store.checkpointer?.checkpointIfPastImportLimit(on: connection)
         return result
     }
 

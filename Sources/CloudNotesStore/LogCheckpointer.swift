@@ -18,7 +18,8 @@ import Synchronization
 /// first pause in typing. A writer that never pauses (a benchmark, an import) or a reader that holds an
 /// old snapshot keeps it growing, so a commit that takes it past `Limits.inlinePages` checkpoints
 /// itself, as SQLite would, copying what the background has not; unless the commit is a writer's last
-/// for a while (see `leavingCheckpointsToBackground`).
+/// for a while, or comes while an import runs (see `leavingCheckpointsToBackground`): an import copies
+/// the log itself between its chunks, past `Limits.importPages`.
 final class LogCheckpointer: Sendable {
     /// When a commit asks for a checkpoint, in pages of the log.
     struct Limits: Sendable {
@@ -26,8 +27,24 @@ final class LogCheckpointer: Sendable {
         var backgroundPages: Int32
         /// Past this, the commit checkpoints itself.
         var inlinePages: Int32
+        /// Past this, an import under way checkpoints between its chunks (and no commit does).
+        ///
+        /// A checkpoint after which the log can start again must copy all of it while nobody writes: the
+        /// importing thread waits for the copy and its two `fsync`s, which the background's checkpoints
+        /// cannot spare it, since the import keeps adding to the log. At every 10,000 pages, as other
+        /// writers do, those waits took 0.37 s of an import of the benchmark's 100,000 memos in a slow
+        /// hour (`perf`, off-CPU), which took 2.57–2.71 s without them against 2.93–3.34 s (in turns).
+        /// Its chunks log 247 MiB, just under this bound (256 MiB of 4 KiB pages); a larger import waits
+        /// once every 256 MiB. The log's file is cut back afterwards (`keptLogBytes`).
+        var importPages: Int32 = 65_536
+        /// The most of the log's file kept when the log starts again: an import's log (up to
+        /// `importPages`, and its last transaction's 100 MB for 100,000 memos) otherwise kept its file
+        /// that size for good. More than `inlinePages`, so that ordinary writing never cuts it and grows
+        /// it again.
+        var keptLogBytes: Int64 = 64 << 20
 
-        /// SQLite's default for the background; 40 MB of 4 KB pages before a commit does it itself.
+        /// SQLite's default for the background; 40 MB of 4 KB pages before a commit does it itself; 256 MiB
+        /// during an import.
         static let standard = Limits(backgroundPages: 1000, inlinePages: 10_000)
     }
 
@@ -44,7 +61,7 @@ final class LogCheckpointer: Sendable {
         /// A commit left to the background came while a checkpoint was queued or running: another
         /// follows it.
         var wantsAnother = false
-        /// How many writes under way leave every checkpoint to the background.
+        /// How many writes (and imports) under way leave every checkpoint to the background.
         var leavingToBackground = 0
         /// How many of the log's pages the last checkpoint copied: the pages past it are the ones a
         /// checkpoint would copy now.
@@ -135,14 +152,15 @@ final class LogCheckpointer: Sendable {
         if again { queue.async { self.checkpointNow() } }
     }
 
-    /// Checkpoints on `connection` if the log is past `Limits.inlinePages`: for a writer whose commits
+    /// Checkpoints on `connection` if the log is past `Limits.importPages`: for an import, whose commits
     /// leave their checkpoints to the background (`leavingCheckpointsToBackground`), between its
-    /// transactions, outside its turn at the write lock, so that the log stays as short as with inline
-    /// checkpoints and no other write waits for the copy.
-    func checkpointIfPastInlineLimit(on connection: any DatabaseWriter) {
-        guard state.withLock({ $0.pages >= limits.inlinePages }) else { return }
-        // Nil while the background checkpoint runs: that one copies the log then.
-        guard let copied = copyLog(on: connection) else { return }
+    /// chunks, outside its turn at the write lock, so that no other write waits for the copy.
+    func checkpointIfPastImportLimit(on connection: any DatabaseWriter) {
+        guard state.withLock({ $0.pages >= limits.importPages }) else { return }
+        // After the checkpoint under way, if any, and before the next: during an import the background
+        // runs them back to back, and a passive checkpoint gives up while another runs, so the log would
+        // never start again.
+        guard let copied = exclusively({ copyLog(on: connection) }) else { return }
         state.withLock { $0.copied = copied }
     }
 
@@ -153,10 +171,12 @@ final class LogCheckpointer: Sendable {
         return copied.map { Int32(clamping: $0) }
     }
 
-    /// Runs `body`, whose commits leave every checkpoint to the background however long the log grows:
-    /// for a writer's last commit of a while, long enough to take the log past `Limits.inlinePages`,
-    /// whose caller should not wait for the copy (an import's last transaction, which logs about 100 MB
-    /// for 100,000 memos: copying it inline took 0.15–0.3 s of the import).
+    /// Runs `body`, during which every commit leaves its checkpoint to the background however long the
+    /// log grows: for a writer's last commit of a while, long enough to take the log past
+    /// `Limits.inlinePages`, whose caller should not wait for the copy (an import's last transaction,
+    /// which logs about 100 MB for 100,000 memos: copying it inline took 0.15–0.3 s of the import); and
+    /// for a whole import, which bounds the log itself (`checkpointIfPastImportLimit`), and during which
+    /// a keystroke's commit would otherwise find the log past `Limits.inlinePages`, and copy it.
     func leavingCheckpointsToBackground<T>(_ body: () throws -> T) rethrows -> T {
         state.withLock { $0.leavingToBackground += 1 }
         defer { state.withLock { $0.leavingToBackground -= 1 } }

@@ -169,7 +169,7 @@ extension MemoStore {
     ///
     /// The list orders in memory follow the transaction; if it fails, they are rebuilt from the file.
     func write<T>(leavingCheckpointsToBackground leaving: Bool = false, _ body: (Database) throws -> T) throws -> T {
-        try translatingFailures(leaving) {
+        try inWriteTurn(leavingCheckpointsToBackground: leaving) {
             try writer.write { db in
                 try followChangesElsewhere(db)
                 return try body(db)
@@ -182,13 +182,13 @@ extension MemoStore {
     /// list shows until the writer's own (an import's chunks).
     func write<T>(through connection: DatabaseQueue, leavingCheckpointsToBackground leaving: Bool = false,
                   _ body: (Database) throws -> T) throws -> T {
-        try translatingFailures(leaving) { try connection.write(body) }
+        try inWriteTurn(leavingCheckpointsToBackground: leaving) { try connection.write(body) }
     }
 
     /// Runs `write` in its turn at the file's write lock (its commits leaving checkpoints to the
-    /// background if `leaving`: raised inside the turn, so that no other write's commit is left so),
-    /// turning SQLite's failures into `StoreError.writeFailed`.
-    private func translatingFailures<T>(_ leaving: Bool, _ write: () throws -> T) throws -> T {
+    /// background if `leaving`: raised inside the turn, so that no other write's commit is left so, but
+    /// during an import, see `importMemos`), turning SQLite's failures into `StoreError.writeFailed`.
+    private func inWriteTurn<T>(leavingCheckpointsToBackground leaving: Bool, _ write: () throws -> T) throws -> T {
         // Refused before SQLite is asked: even a failed write transaction makes it drop its cache.
         if isReadOnly { throw StoreError.writeFailed("the store is read-only") }
         do {

@@ -6,27 +6,39 @@ import GRDB
 extension MemoStore {
     /// Imports the chunks `nextChunk` returns, until it returns an empty one: all of them or, if
     /// cancelled or failed (also in `nextChunk`), none. `didStore` gets the count stored after each chunk.
+    ///
+    /// Meanwhile no commit copies the write-ahead log back into the file, a keystroke's no more than the
+    /// import's: the import does, between its chunks, once the log is past `LogCheckpointer.Limits.importPages`.
     public func importMemos(
         isCancelled: () -> Bool = { false }, nextChunk: () throws -> [NewMemo], didStore: (Int) -> Void = { _ in }
     ) throws -> Int {
-        let session = try ImportSession(store: self)
-        do {
-            var stored = 0
-            while true {
+        try leavingCheckpointsToTheImport {
+            let session = try ImportSession(store: self)
+            do {
+                var stored = 0
+                while true {
+                    if isCancelled() { throw StoreError.cancelled }
+                    let chunk = try nextChunk()
+                    if chunk.isEmpty { break }
+                    try session.add(chunk)
+                    stored += chunk.count
+                    didStore(stored)
+                }
                 if isCancelled() { throw StoreError.cancelled }
-                let chunk = try nextChunk()
-                if chunk.isEmpty { break }
-                try session.add(chunk)
-                stored += chunk.count
-                didStore(stored)
+                try session.finish()
+                return stored
+            } catch {
+                session.abandon()
+                throw error
             }
-            if isCancelled() { throw StoreError.cancelled }
-            try session.finish()
-            return stored
-        } catch {
-            session.abandon()
-            throw error
         }
+    }
+
+    /// Runs `body`, an import, with every commit leaving its checkpoint to the background, and the
+    /// import its own between its chunks (`ImportSession.add`).
+    private func leavingCheckpointsToTheImport<T>(_ body: () throws -> T) rethrows -> T {
+        guard let checkpointer else { return try body() }
+        return try checkpointer.leavingCheckpointsToBackground(body)
     }
 
     /// Imports `memos` in chunks of `chunkSize`: all of them or none.

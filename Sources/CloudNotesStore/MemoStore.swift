@@ -181,6 +181,7 @@ public final class MemoStore: Sendable {
                                   connections: ConnectionCount) throws {
         connections.opened.add(1, ordering: .relaxed)
         try db.execute(sql: "PRAGMA synchronous = \(durability == .synced ? "FULL" : "NORMAL")")
+        try db.execute(sql: "PRAGMA journal_size_limit = \(checkpointer.limits.keptLogBytes)")
         try prepareConnection(db)
         checkpointer.watchCommits(of: db)
     }

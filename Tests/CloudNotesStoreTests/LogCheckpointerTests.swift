@@ -125,15 +125,60 @@ struct LogCheckpointerTests {
         }
     }
 
-    @Test("an import's chunks leave the log's copy to the import, between its chunks: past the inline limit it is copied, by no commit and no background checkpoint")
+    @Test("an import's chunks leave the log's copy to the import, between its chunks: past the import's limit it is copied, by no commit and no background checkpoint")
     func importCopiesTheLogBetweenItsChunks() throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: 50))
+        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: .max, importPages: 50))
         let before = try fileSize(path)
         let session = try ImportSession(store: store)
-        // About 150 pages of text, in one chunk: one commit, past the inline limit.
+        // About 150 pages of text, in one chunk: one commit, past the import's limit.
         try session.add((0..<300).map { MemoStore.NewMemo(text: "memo \($0)\n" + String(repeating: "imported ", count: 200), modifiedAt: 1) })
         #expect(checkpointer.finishedCheckpoints == 0)
         #expect(try fileSize(path) > before + 100 * 4096, "copied after the chunk")
         try session.finish()
+    }
+
+    @Test("while an import runs, no commit copies the log, not even one past the inline limit between its chunks (a keystroke's); after it, such a commit does")
+    func noCommitCopiesTheLogDuringAnImport() throws {
+        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: 50, importPages: .max))
+        let before = try fileSize(path)
+        var chunksLeft = 2
+        _ = try store.importMemos(nextChunk: {
+            // Between the chunks, as keystrokes would come: about 12 pages a memo, past the inline limit.
+            try write(10, to: store)
+            chunksLeft -= 1
+            return chunksLeft < 0 ? [] : (0..<100).map { MemoStore.NewMemo(text: "imported \($0)", modifiedAt: 1) }
+        })
+        #expect(checkpointer.pagesInLog > 300)
+        #expect(try fileSize(path) == before, "no commit copied the log during the import")
+        try write(1, to: store)
+        #expect(try fileSize(path) > before, "after the import, a commit past the inline limit copies it")
+    }
+
+    @Test("an import bounds the log itself while the background's checkpoints run back to back")
+    func importBoundsTheLog() throws {
+        let (store, checkpointer, _) = try store(.init(backgroundPages: 20, inlinePages: .max, importPages: 100))
+        var longest: Int32 = 0
+        let chunk = (0..<100).map { MemoStore.NewMemo(text: "memo \($0)\n" + String(repeating: "imported ", count: 60), modifiedAt: 1) }
+        var chunksLeft = 30
+        _ = try store.importMemos(
+            nextChunk: {
+                chunksLeft -= 1
+                return chunksLeft < 0 ? [] : chunk
+            },
+            didStore: { _ in longest = max(longest, checkpointer.pagesInLog) })
+        // About 25 pages a chunk, 750 in all: the log starts again after each copy past 100 pages. A
+        // passive checkpoint that gave up while the background's ran let it grow to 157-302 pages.
+        #expect(longest < 100 + 40, "the longest log: \(longest) pages")
+    }
+
+    @Test("when the log starts again, its file is cut back to the limit kept")
+    func logFileCutBack() throws {
+        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: .max, keptLogBytes: 256 * 1024))
+        try write(60, to: store)
+        let long = try fileSize(path + "-wal")
+        checkpointer.exclusively { checkpointer.checkpointNow() }
+        try write(1, to: store)
+        #expect(long > 2 * 1024 * 1024)
+        #expect(try fileSize(path + "-wal") <= 256 * 1024)
     }
 }
