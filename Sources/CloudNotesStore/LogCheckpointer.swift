@@ -33,7 +33,7 @@ final class LogCheckpointer: Sendable {
         /// importing thread waits for the copy and its two `fsync`s, which the background's checkpoints
         /// cannot spare it, since the import keeps adding to the log. At every 10,000 pages, as other
         /// writers do, those waits took 0.37 s of an import of the benchmark's 100,000 memos in a slow
-        /// hour (`perf`, off-CPU), which took 2.57–2.71 s without them against 2.93–3.34 s (in turns).
+        /// hour (`perf`, off-CPU); without them it took 2.72 s against 3.27 s (`bench/compare.py --import`).
         /// Its chunks log 247 MiB, just under this bound (256 MiB of 4 KiB pages); a larger import waits
         /// once every 256 MiB. The log's file is cut back afterwards (`keptLogBytes`).
         var importPages: Int32 = 65_536
