@@ -1,4 +1,5 @@
 import CloudNotesStore
+import CloudNotesTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -22,8 +23,7 @@ struct Device {
     }
 
     static func newStorePath() -> String {
-        FileManager.default.temporaryDirectory
-            .appendingPathComponent("cloudnotes-sync-tests-\(UUID().uuidString)/notes.sqlite").path
+        temporaryPath("notes.sqlite")
     }
 
     @discardableResult
@@ -73,7 +73,7 @@ func syncInTurn(_ devices: [Device]) async throws {
 
 /// A new, empty folder remote.
 func newFolderRemote() throws -> FolderRemote {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cloudnotes-remote-\(UUID().uuidString)").path
+    let path = temporaryPath("remote")
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return try FolderRemote(path: path)
 }

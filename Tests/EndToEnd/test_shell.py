@@ -41,6 +41,8 @@ class Shell:
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8", "TZ": "UTC",
             "CLOUDNOTES_STORE": str(self.store),
+            # `cloudnotes edit` writes the memo there, and keeps it when an editor fails after a change.
+            "TMPDIR": str(root),
         }
 
     def run(self, *args: str, input: str | bytes | None = None, env: dict | None = None,
@@ -305,6 +307,7 @@ def test_edit_keeps_the_users_text_when_the_editor_fails_after_a_change(shell):
     failed = shell.fails("edit", memo_id, env={"EDITOR": "sh -c 'printf typed > \"$0\"; exit 3'"})
     kept = Path(re.search(r"your text is in (\S+)", failed.err).group(1))
     assert kept.read_text() == "typed"
+    assert kept.is_relative_to(shell.root)  # in $TMPDIR
     assert shell.memo(memo_id)["text"] == "Keep me"
 
 
