@@ -8,10 +8,9 @@ import Testing
 @Suite("Import file reader")
 struct ImportFileReaderTests {
     func file(_ text: String) throws -> String {
-        let file = URL(fileURLWithPath: temporaryPath("import.json"))
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: file)
-        return file.path
+        let path = try temporaryFolder() + "/import.json"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
     }
 
     /// Every entry of `text`, read a few bytes at a time so that values straddle reads.

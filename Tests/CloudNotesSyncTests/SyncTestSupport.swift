@@ -73,9 +73,7 @@ func syncInTurn(_ devices: [Device]) async throws {
 
 /// A new, empty folder remote.
 func newFolderRemote() throws -> FolderRemote {
-    let path = temporaryPath("remote")
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return try FolderRemote(path: path)
+    try FolderRemote(path: temporaryFolder())
 }
 
 /// A remote that fails on its `failAt`-th request (counting from 1), as a cut connection would, and
