@@ -37,11 +37,6 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     /// The key the list is sorted by, newest first.
     public var orderKey: ListOrderKey { ListOrderKey(modifiedAt: modifiedAt, seq: seq) }
 
-    public enum Columns {
-        static let id = Column("id")
-        static let deleted = Column("deleted")
-    }
-
     // MARK: Rows
 
     public init(row: Row) throws {

@@ -77,6 +77,7 @@ public struct ProgressNotification: NotificationType, Hashable {
 
 /// The `value` of a `$/progress` notification.
 public struct WorkDoneProgress: Codable, Sendable, Hashable {
+    /// Which of a piece of work's progress reports this is: its first, one in between, or its last.
     public enum Kind: String, Codable, Sendable { case begin, report, end }
     public var kind: Kind
     public var title: String?

@@ -29,6 +29,7 @@ public struct ListRequest: RequestType, Hashable {
     public static let example = ListRequest(offset: 0, limit: 50)
 }
 
+/// A page of the list, under the filter in force, and the list's length.
 public struct ListResult: ResponseType, Hashable {
     /// The number of rows in the whole (filtered) list.
     public var total: Int
@@ -61,6 +62,7 @@ public struct SearchRequest: RequestType, Hashable {
     public static let example = SearchRequest(query: "milk")
 }
 
+/// The filter now in force, how many memos match it, and the first page of them.
 public struct SearchResult: ResponseType, Hashable {
     public var query: String
     public var total: Int

@@ -158,6 +158,7 @@ public struct DeleteRequest: RequestType, Hashable {
     public static let example = DeleteRequest(id: Memo.example.id)
 }
 
+/// The answer of `memo/delete`: what the detail pane shows now.
 public struct DeleteResult: ResponseType, Hashable {
     /// The memo selected after the delete, or nil when nothing is.
     public var selected: Memo?

@@ -6,6 +6,7 @@ public struct InitializeRequest: RequestType, Hashable {
     public static let summary = "Starts the session; must be the first request."
     public typealias Response = InitializeResult
 
+    /// The client's name and version, for the server's log.
     public struct ClientInfo: Codable, Sendable, Hashable {
         public var name: String
         public var version: String?
@@ -43,6 +44,7 @@ public struct InitializeRequest: RequestType, Hashable {
 
 /// What the server is and everything it supports.
 public struct InitializeResult: ResponseType, Hashable {
+    /// The server's name and version.
     public struct ServerInfo: Codable, Sendable, Hashable {
         public var name: String
         public var version: String
@@ -52,6 +54,7 @@ public struct InitializeResult: ResponseType, Hashable {
         }
     }
 
+    /// What this server speaks: its methods, notifications, formats and limits.
     public struct Capabilities: Codable, Sendable, Hashable {
         /// Every request method the server answers.
         public var requests: [String]

@@ -26,6 +26,7 @@ public struct ShareRequest: RequestType, Hashable {
     public static let example = ShareRequest(id: Memo.example.id, format: .markdown)
 }
 
+/// A memo rendered as a share sheet would hand it to another app: its text, its type and a file name.
 public struct ShareResult: ResponseType, Hashable {
     public var title: String
     public var text: String

@@ -83,6 +83,7 @@ public struct SyncStatusRequest: RequestType, Hashable {
 
 /// Where sync stands: the answer of `sync/status` and `sync/configure`, and `sync/didChange`'s params.
 public struct SyncStatus: ResponseType, Hashable {
+    /// What sync is doing now.
     public enum Activity: String, Codable, Sendable, CaseIterable {
         /// No remote is set.
         case off

@@ -26,6 +26,7 @@ public struct ImportRequest: RequestType, Hashable {
     public static let example = ImportRequest(memos: [ImportEntry.example])
 }
 
+/// The answer of `memo/import`, sent once every memo it created is committed and in the list.
 public struct ImportResult: ResponseType, Hashable {
     /// How many memos were created.
     public var imported: Int
@@ -71,6 +72,7 @@ public struct ExportRequest: RequestType, Hashable {
     public static let example = ExportRequest(path: "/tmp/memos.json", format: .json)
 }
 
+/// The answer of `memo/export`: how many memos were written, and where.
 public struct ExportResult: ResponseType, Hashable {
     public var exported: Int
     /// The absolute path written.

@@ -5,6 +5,7 @@
 /// each change sits. Changes that overlap or merely touch the same base lines conflict, unless both
 /// sides made them identically. Lines are compared by their UTF-8 bytes, terminators included.
 public enum TextMerge: Sendable {
+    /// What a merge of two sides comes to.
     public enum Outcome: Sendable, Equatable {
         /// Both sides' changes applied; the merged text.
         case merged(String)

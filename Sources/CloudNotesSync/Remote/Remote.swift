@@ -43,6 +43,7 @@ public func openRemote(_ url: String, environment: [String: String] = ProcessInf
 
 /// A remote URL, checked: one of the schemes sync speaks, and no credentials in it.
 public struct RemoteURL: Sendable, Hashable {
+    /// Where the remote is: a local folder (a path), or a WebDAV collection.
     public enum Kind: Sendable, Hashable {
         case folder(String)
         /// The collection's URL, ending in `/`.
