@@ -27,6 +27,7 @@ public actor SplitViewMediator {
     /// The selection as the client last heard it, so `selection/didChange` is sent only when it changed.
     var announced = AnnouncedSelection(id: nil, index: nil)
 
+    /// The selected memo's id and list index, as `selection/didChange` last told them.
     struct AnnouncedSelection: Equatable {
         var id: String?
         var index: Int?

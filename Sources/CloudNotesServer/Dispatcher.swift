@@ -9,6 +9,7 @@ import Logging
 
 /// Takes the client's messages one at a time, in arrival order, through the LSP lifecycle.
 actor Dispatcher {
+    /// Where the session is in LSP's lifecycle: before `initialize`, serving, or after `shutdown`.
     enum Lifecycle {
         case waitingForInitialize
         case running(Session)

@@ -5,6 +5,7 @@
 /// Entries are stored oldest first, so the list's top (index 0) is the array's end: a new or edited
 /// memo is appended, and the memo being typed in, already at the end, moves in constant time.
 struct ListOrder: Sendable {
+    /// One memo's place: its sort key and its local id.
     struct Entry: Sendable, Comparable, Hashable {
         var key: ListOrderKey
         var localID: Int64

@@ -8,6 +8,7 @@ import CJSONBytes
 /// deep in the params may pass unnoticed). This check runs first, so that every line that is not JSON
 /// gets -32700, however deep or long it is.
 enum JSONSyntax {
+    /// What a line is: a top-level object (with its members' places), another valid value, or why it is not JSON.
     enum Verdict: Equatable {
         /// An object, with where each of its members is, so that a reader can take them without parsing
         /// the line again.

@@ -155,18 +155,21 @@ public final class MessageWriter: Sendable {
 
 // MARK: - Outgoing envelopes
 
+/// A notification as it goes out: the envelope around `params`.
 struct OutgoingNotification<Params: Encodable>: Encodable {
     var jsonrpc = "2.0"
     var method: String
     var params: Params
 }
 
+/// A successful response as it goes out: the envelope around `result`.
 struct OutgoingResult<Result: Encodable>: Encodable {
     var jsonrpc = "2.0"
     var id: RequestID
     var result: Result
 }
 
+/// An error response as it goes out; `id` is null when the request's id could not be read.
 struct OutgoingError: Encodable {
     var jsonrpc = "2.0"
     var id: RequestID?

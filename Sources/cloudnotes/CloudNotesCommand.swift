@@ -8,6 +8,7 @@ import Logging
 
 // MARK: - Command line
 
+/// The `cloudnotes` executable: the protocol server and the shell's subcommands.
 @main
 struct CloudNotesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -76,6 +77,7 @@ extension MemoStore.Durability: ExpressibleByArgument {}
 
 // MARK: - serve
 
+/// `cloudnotes serve`: the JSON-RPC server an editor spawns.
 struct Serve: AsyncParsableCommand {
     static let commandName = "serve"
     static let configuration = CommandConfiguration(

@@ -4,6 +4,7 @@ import Synchronization
 
 // MARK: - Logging
 
+/// Where the process's logs go (never stdout, which carries only protocol messages).
 enum LogSetup {
     /// Sends every log to stderr or to `file`, never to stdout, and returns the root logger.
     static func bootstrap(level: Logger.Level, file: String?) -> Logger {

@@ -63,6 +63,7 @@ extension MemoStore {
 
     // MARK: Heads
 
+    /// A memo's latest revision: the last one this device made of it, or the one it last took from the remote.
     struct Head {
         var revision: String
         /// The memo's `seq` when its state was that of `revision`.

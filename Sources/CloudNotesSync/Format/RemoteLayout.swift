@@ -109,6 +109,7 @@ struct DecodedSegment {
     var revisions: [Revision]
 }
 
+/// A segment's bytes on the remote: a header line, then one line per revision.
 enum SegmentFile {
     /// The bytes of segment `segment.number` of `device`, following the segment whose hash is `previous`.
     static func encode(_ segment: OutgoingSegment, device: String, previous: String) throws -> Data {
