@@ -28,13 +28,15 @@ from typing import Any
 import jsonschema
 import pytest
 
-try:  # keep Hypothesis' cache out of the work tree
+REPO = Path(__file__).resolve().parents[2]
+
+try:  # Hypothesis' example database, kept between runs, under the git-ignored .build/: not in $TMPDIR,
+    # which the tests must leave as they found it (scripts/test checks)
     from hypothesis.configuration import set_hypothesis_home_dir
-    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "cloudnotes-e2e-hypothesis")
+    set_hypothesis_home_dir(REPO / ".build" / "hypothesis" / "end-to-end")
 except ImportError:  # pragma: no cover - older Hypothesis
     pass
 
-REPO = Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("CLOUDNOTES_BIN", str(REPO / ".build" / "debug" / "cloudnotes"))
 SCHEMA_PATH = REPO / "protocol" / "protocol.schema.json"
 SCHEMA: dict = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
@@ -25,9 +24,10 @@ REPO = CLIENT_ROOT.parents[1]
 # The package is used from the source tree, so the suite runs without installing anything.
 sys.path.insert(0, str(CLIENT_ROOT))
 
-try:  # keep Hypothesis' example database out of the work tree
+try:  # Hypothesis' example database, kept between runs, under the git-ignored .build/: not in $TMPDIR,
+    # which the tests must leave as they found it (scripts/test checks)
     from hypothesis.configuration import set_hypothesis_home_dir
-    set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "cloudnotes-python-client-hypothesis"))
+    set_hypothesis_home_dir(os.path.join(REPO, ".build", "hypothesis", "python-client"))
 except ImportError:  # pragma: no cover - hypothesis is required by the property test, which then fails
     pass
 
