@@ -1,6 +1,7 @@
 import CJSONBytes
 import CloudNotesJSON
 import CloudNotesProtocol
+import Foundation
 
 // MARK: - Streaming JSON encoder
 
@@ -71,11 +72,21 @@ final class JSONOutput {
     // member, in the order of their `Encodable` conformance (a test holds them to it byte for byte).
 
     /// A whole memo.
+    ///
+    /// Its body is the end of its text, and escaping turns each byte into the same bytes wherever it
+    /// stands, so the body is written as a copy of the text's escaped end: a 100 KB memo's reply is
+    /// mostly these two, and escaping is the larger share of writing it.
     func writeMemo(_ memo: Memo) {
         writeMember("{\"id\":", memo.id.description)
-        writeMember(",\"text\":", memo.text)
+        append(",\"text\":")
+        let escapedBody = writeString(memo.text, endingWith: memo.body)
         writeMember(",\"title\":", memo.title)
-        writeMember(",\"body\":", memo.body)
+        append(",\"body\":")
+        if let escapedBody {
+            writeCopy(of: escapedBody)
+        } else {
+            writeString(memo.body)
+        }
         writeMember(",\"createdAt\":", memo.createdAt.iso8601)
         writeMember(",\"modifiedAt\":", memo.modifiedAt.iso8601)
         append(",\"version\":")
@@ -165,19 +176,61 @@ final class JSONOutput {
         var string = string
         string.withUTF8 { utf8 in
             bytes.append(UInt8(ascii: "\""))
-            var read = 0
-            while read < utf8.count {
-                // A memo's escapes (a newline a line) add a few percent: the output grows at most once for it.
-                let left = utf8.count - read
-                reserve(left + left / 8 + 6)
-                bytes.append(addingCapacity: bytes.capacity - bytes.count) { output in
-                    output.withUnsafeMutableBufferPointer { room, written in
-                        read = Self.escape(utf8, from: read, into: room, written: &written)
-                    }
-                }
-            }
+            writeEscaped(utf8, from: 0, to: utf8.count)
             bytes.append(UInt8(ascii: "\""))
         }
+    }
+
+    /// Writes `string` as `writeString` does; when it ends with `suffix` (not empty), returns where the
+    /// suffix's escaped bytes lie in the output, between the quotes.
+    private func writeString(_ string: String, endingWith suffix: String) -> Range<Int>? {
+        var string = string
+        var suffix = suffix
+        return string.withUTF8 { utf8 in
+            let suffixStart = suffix.withUTF8 { end -> Int? in
+                guard !end.isEmpty, end.count <= utf8.count,
+                      memcmp(utf8.baseAddress! + (utf8.count - end.count), end.baseAddress!, end.count) == 0
+                else { return nil }
+                return utf8.count - end.count
+            }
+            bytes.append(UInt8(ascii: "\""))
+            writeEscaped(utf8, from: 0, to: suffixStart ?? utf8.count)
+            let escapedSuffixStart = bytes.count
+            if let suffixStart { writeEscaped(utf8, from: suffixStart, to: utf8.count) }
+            let escapedSuffix = escapedSuffixStart..<bytes.count
+            bytes.append(UInt8(ascii: "\""))
+            return suffixStart == nil ? nil : escapedSuffix
+        }
+    }
+
+    /// Appends `utf8[start..<end]` escaped.
+    private func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) {
+        let text = UnsafeBufferPointer(rebasing: utf8[..<end])
+        var read = start
+        while read < end {
+            // A memo's escapes (a newline a line) add a few percent: the output grows at most once for it.
+            let left = end - read
+            reserve(left + left / 8 + 6)
+            bytes.append(addingCapacity: bytes.capacity - bytes.count) { output in
+                output.withUnsafeMutableBufferPointer { room, written in
+                    read = Self.escape(text, from: read, into: room, written: &written)
+                }
+            }
+        }
+    }
+
+    /// A string whose escaped bytes the output already holds at `escaped`: quoted, a copy of them.
+    private func writeCopy(of escaped: Range<Int>) {
+        reserve(escaped.count + 2)
+        bytes.append(UInt8(ascii: "\""))
+        let start = bytes.count
+        // Room first, then the copy within the one buffer: appending a slice of `bytes` to itself would
+        // copy the whole output, as the slice keeps the buffer shared.
+        bytes.append(contentsOf: repeatElement(0, count: escaped.count))
+        bytes.withUnsafeMutableBufferPointer { output in
+            (output.baseAddress! + start).update(from: output.baseAddress! + escaped.lowerBound, count: escaped.count)
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Copies `text[start...]` escaped into `room` after its first `written` bytes, until the text or the

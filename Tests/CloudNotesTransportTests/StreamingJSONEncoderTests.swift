@@ -57,12 +57,24 @@ struct StreamingJSONEncoderTests {
             let value: Value
             func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
         }
-        let memos = [
+        var memos = [
             Memo.example,
             Memo(id: MemoID(), text: "Title \"quoted\"\r\n\u{0}body\t한국어 😀", title: "Title \"quoted\"", body: "\u{0}body\t한국어 😀",
                  createdAt: Timestamp(milliseconds: -62_135_596_800_000), modifiedAt: Timestamp(milliseconds: 253_402_300_799_999),
                  version: Int64.max, displayDate: "January 1, 2026 at 12:00\u{202F}AM"),
         ]
+        // The body is written as a copy of the text's escaped end when the text ends with it: escapes on
+        // both sides of where it starts, a body that is the whole text, none, and bodies the text does
+        // not end with (a `Memo` holds what it is given).
+        let long = String(repeating: "줄 \"인용\"\t끝\\\u{1}\n", count: 9000)
+        let bodies = [("\"Title\"\n\n\u{1F}" + long, "\n\u{1F}" + long), ("\u{1}", "\u{1}"), ("Title only", ""),
+                      ("Title\nbody", "other"), ("Title\nbody", "longer than the text itself"), ("\\x", "x")]
+        for (text, body) in bodies {
+            var memo = Memo.example
+            memo.text = text
+            memo.body = body
+            memos.append(memo)
+        }
         for memo in memos {
             #expect(try StreamingJSONEncoder().encode(memo) == StreamingJSONEncoder().encode(ThroughEncodable(value: memo)))
         }
