@@ -193,13 +193,13 @@ final class JSONOutput {
                 else { return nil }
                 return utf8.count - end.count
             }
+            let split = suffixStart ?? utf8.count
             bytes.append(UInt8(ascii: "\""))
-            writeEscaped(utf8, from: 0, to: suffixStart ?? utf8.count)
-            let escapedSuffixStart = bytes.count
-            if let suffixStart { writeEscaped(utf8, from: suffixStart, to: utf8.count) }
-            let escapedSuffix = escapedSuffixStart..<bytes.count
-            bytes.append(UInt8(ascii: "\""))
-            return suffixStart == nil ? nil : escapedSuffix
+            defer { bytes.append(UInt8(ascii: "\"")) }
+            writeEscaped(utf8, from: 0, to: split)
+            let escapedSplit = bytes.count
+            writeEscaped(utf8, from: split, to: utf8.count)
+            return suffixStart.map { _ in escapedSplit..<bytes.count }
         }
     }
 
