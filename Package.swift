@@ -50,6 +50,8 @@ let package = Package(
             dependencies: [
                 "CSQLiteLogWrites",
                 "CSQLiteDBConfig",
+                // The UTF-8 check, for the text read back from SQLite (the standard library's is slower).
+                "CloudNotesJSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The C API: the hook GRDB does not wrap (`sqlite3_wal_hook`), and statements stepped by hand.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -168,7 +168,10 @@ extension MemoStore {
             SELECT memo.localID, memo.id, memo.title, memo.preview, memo.modifiedAt, memo.seq FROM json_each(?) AS page
             CROSS JOIN memo ON memo.localID = page.value
             """)
-        return Self.ordered(try ListedMemo.fetchAll(statement, arguments: [Self.jsonArray(localIDs)]), as: localIDs)
+        var rows: [ListedMemo] = []
+        rows.reserveCapacity(localIDs.count)
+        try statement.forEachRow(arguments: [Self.jsonArray(localIDs)]) { rows.append(ListedMemo(row: $0)) }
+        return Self.ordered(rows, as: localIDs)
     }
 
     /// `rows` in the order of `localIDs`, without the ones `rows` lacks.

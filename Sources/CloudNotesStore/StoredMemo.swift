@@ -178,7 +178,7 @@ extension String {
 // MARK: - List rows
 
 /// What the list shows of a memo, without its (possibly long) text.
-public struct ListedMemo: Sendable, Hashable, FetchableRecord {
+public struct ListedMemo: Sendable, Hashable {
     var localID: Int64
     public var id: String
     public var title: String
@@ -195,13 +195,14 @@ public struct ListedMemo: Sendable, Hashable, FetchableRecord {
         self.seq = seq
     }
 
-    public init(row: Row) throws {
-        localID = row[0]
-        id = row[1]
-        title = row[2]
-        preview = row[3]
-        modifiedAt = row[4]
-        seq = row[5]
+    /// Reads a row of `localID, id, title, preview, modifiedAt, seq`, in that order.
+    init(row: SteppedRow) {
+        localID = row.int64(0)
+        id = row.string(1)
+        title = row.string(2)
+        preview = row.string(3)
+        modifiedAt = row.int64(4)
+        seq = row.int64(5)
     }
 
     public var orderKey: ListOrderKey { ListOrderKey(modifiedAt: modifiedAt, seq: seq) }

@@ -108,6 +108,34 @@ struct MemoStoreTests {
         }
     }
 
+    @Test("text read back is checked as UTF-8: ill-formed bytes from other hands are replaced, as String(decoding:) does")
+    func storedUTF8() throws {
+        let wellFormed: [[UInt8]] = [[], Array("ascii only".utf8), Array("한국어 메모 and English".utf8),
+                                     Array("emoji 👩‍👩‍👧, nul \u{0} inside".utf8), Array(String(repeating: "회의 ", count: 5_000).utf8)]
+        let illFormed: [[UInt8]] = [[0xFF], [0x80], Array("cut short 한".utf8.dropLast()), [0xC0, 0xAF],  // overlong '/'
+                                    [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],  // a surrogate; above U+10FFFF
+                                    Array("long and valid, then ".utf8) + [0xE2, 0x28, 0xA1] + Array(repeating: 0x41, count: 40)]
+        for bytes in wellFormed + illFormed {
+            let read = bytes.withUnsafeBufferPointer { String(storedUTF8: $0) }
+            #expect(read.utf8.elementsEqual(String(decoding: bytes, as: UTF8.self).utf8), "\(bytes.prefix(12))")
+        }
+        for bytes in illFormed {
+            #expect(bytes.withUnsafeBufferPointer { String(storedUTF8: $0) }.contains("\u{FFFD}"))
+        }
+
+        // Through the store: a memo whose text, title and preview another program wrote as bad bytes.
+        let store = try MemoStore()
+        let memo = try store.create(text: "title\nbody", now: 1, filter: nil).memo
+        _ = try store.create(text: "written last, so the store does not remember the first text", now: 2, filter: nil)
+        try store.writer.write { db in
+            try db.execute(sql: "UPDATE memo SET text = X'74FF0A62', title = X'C0AF', preview = X'ED' WHERE id = ?", arguments: [memo.id])
+        }
+        let read = try #require(try store.memo(id: memo.id))
+        #expect(read.text == "t\u{FFFD}\nb" && read.title == "\u{FFFD}\u{FFFD}" && read.preview == "\u{FFFD}")
+        let row = try #require(try store.page(filter: nil, offset: 0, limit: 2).first { $0.id == memo.id })
+        #expect(row.id == memo.id && row.title == "\u{FFFD}\u{FFFD}" && row.preview == "\u{FFFD}")
+    }
+
     @Test("a statement's integers are read through SQLite's calls: every row, in order; a failing statement throws")
     func allInt64s() throws {
         let store = try MemoStore()
