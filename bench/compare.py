@@ -32,6 +32,10 @@ the shell: `cloudnotes import`, `cloudnotes sync`); then each binary in turn ser
 syncs it with that remote (`sync/configure`, which starts a sync, then `sync/now`): the time until
 `sync/now` is answered, and what the server wrote for storage meanwhile.
 
+With --reads N the first binary imports the benchmark's N memos into a store once and waits for their
+indexing; then the binaries take turns serving it: `memo/list` of the first page, `memo/select` of the
+100 KB memos and of 1 KB ones, each request timed one at a time (with --callgrind: counted).
+
 Wall time: the binaries take turns, round after round (the order rotates), on one store, so that the
 machine's drift (its speed moves severalfold within an hour here) reaches them alike; it prints each
 binary's median over the rounds and its ratio to the first binary.
@@ -147,31 +151,37 @@ def wall_time(binaries: dict, store: str, texts: dict, args) -> None:
 
 
 def callgrind(binaries: dict, store: str, texts: dict, args) -> None:
+    with tempfile.TemporaryDirectory(prefix="compare-") as work:
+        print(f"instructions per memo/update (callgrind, {args.ops} timed after {WARMUP})")
+        for name, binary in binaries.items():
+            for scenario, text in texts.items():
+                total, sqlite = counted_instructions(
+                    binary, store, work, lambda d, zero, text=text: typing(d, text, args.ops, on_warm=zero))
+                print(f"memo/update {scenario:7} {name:>8}: {total // args.ops:>11,} in all, {(total - sqlite) // args.ops:>11,} "
+                      f"outside sqlite3_step")
+
+
+def counted_instructions(binary: str, store: str, folder: str, drive) -> tuple[int, int]:
+    """Instructions the server runs, in all and inside `sqlite3_step`, while `drive(d, zero)` sends its
+    requests, from its call of `zero()` (after its warm-up) on."""
     if not shutil.which("valgrind"):
         sys.exit("compare: --callgrind needs valgrind (apt-get install -y valgrind)")
-    work = tempfile.mkdtemp(prefix="compare-")
-    print(f"instructions per memo/update (callgrind, {args.ops} timed after {WARMUP})")
-    for name, binary in binaries.items():
-        stripped = os.path.join(work, name)
-        subprocess.run(["strip", "--strip-debug", "-o", stripped, binary], check=True)
-        for scenario, text in texts.items():
-            out = os.path.join(work, f"{name}-{scenario.replace(' ', '')}.%p")
-            d = start(["valgrind", "--tool=callgrind", "--dump-instr=no", f"--callgrind-out-file={out}",
-                       stripped, "serve", "--store", store], name)
-            pid = str(d.proc.pid)
-            typing(d, text, args.ops,
-                   on_warm=lambda: subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True))
-            subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
-            d.shutdown()
-            dump = out.replace("%p", pid) + ".1"
-            annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", dump],
-                                       capture_output=True, text=True, check=True).stdout
-            total = next(int(line.split()[0].replace(",", "")) for line in annotated.splitlines() if "PROGRAM TOTALS" in line)
-            sqlite = next((int(line.split()[0].replace(",", "")) for line in annotated.splitlines()
-                           if line.rstrip().endswith("libsqlite3.so.0.8.6]") and "sqlite3_step " in line), 0)
-            print(f"memo/update {scenario:7} {name:>8}: {total // args.ops:>11,} in all, {(total - sqlite) // args.ops:>11,} "
-                  f"outside sqlite3_step")
-    shutil.rmtree(work, ignore_errors=True)
+    stripped = os.path.join(folder, "stripped-" + os.path.basename(binary))
+    subprocess.run(["strip", "--strip-debug", "-o", stripped, binary], check=True)
+    out = os.path.join(folder, "callgrind.%p")
+    d = start(["valgrind", "--tool=callgrind", "--dump-instr=no", f"--callgrind-out-file={out}",
+               stripped, "serve", "--store", store], os.path.basename(binary))
+    pid = str(d.proc.pid)
+    drive(d, lambda: subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True))
+    subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    d.shutdown()
+    dump = out.replace("%p", pid) + ".1"
+    lines = subprocess.run(["callgrind_annotate", "--inclusive=yes", dump],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    total = next(int(line.split()[0].replace(",", "")) for line in lines if "PROGRAM TOTALS" in line)
+    sqlite = next((int(line.split()[0].replace(",", "")) for line in lines
+                   if line.rstrip().endswith("libsqlite3.so.0.8.6]") and "sqlite3_step " in line), 0)
+    return total, sqlite
 
 
 def write_benchmark_memos(count: int, path: str) -> None:
@@ -403,6 +413,73 @@ def typing_while_syncing(binaries: dict, folder: str, args) -> None:
                   f"a fresh server's first sync pulls {args.syncing_count:,} memos from a folder remote, until it ends")
 
 
+def indexed_store(binary: str, folder: str, count: int) -> str:
+    """A store of the benchmark's `count` memos, imported by `binary`, its background indexing done."""
+    data, store = os.path.join(folder, "memos.json"), os.path.join(folder, "reads.sqlite")
+    write_benchmark_memos(count, data)
+    d = start([binary, "serve", "--store", store], "import")
+    d.call("memo/import", {"path": data})
+    waited = time.monotonic()
+    while bench.unindexed_count(store) > 0:
+        if time.monotonic() - waited > 600:
+            raise bench.BenchError("the background indexing did not finish in 10 minutes")
+        time.sleep(0.5)
+    d.shutdown()
+    return store
+
+
+def read_requests(store: str, ops: int) -> dict:
+    """Each read scenario's requests: (method, params) in the order they are sent."""
+    import sqlite3
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+        big = [row[0] for row in db.execute("SELECT id FROM memo WHERE length(text) > 50000 ORDER BY localID LIMIT 50")]
+        small = [row[0] for row in db.execute(
+            "SELECT id FROM memo WHERE length(text) BETWEEN 800 AND 1200 ORDER BY localID LIMIT 200")]
+    return {"memo/list first page": [("memo/list", {})] * ops,
+            "memo/select 100 KB": [("memo/select", {"id": big[i % len(big)]}) for i in range(ops)],
+            "memo/select 1 KB": [("memo/select", {"id": small[i % len(small)]}) for i in range(ops)]}
+
+
+def reads(binaries: dict, folder: str, args) -> None:
+    store = indexed_store(list(binaries.values())[0], folder, args.reads_count)
+    requests = read_requests(store, args.ops)
+    if args.callgrind:
+        print(f"instructions per request (callgrind, {args.ops} counted after {WARMUP})")
+        for name, binary in binaries.items():
+            for scenario, sent in requests.items():
+                def drive(d, zero, sent=sent):
+                    for i, (method, params) in enumerate(sent[:WARMUP] + sent):
+                        if i == WARMUP:
+                            zero()
+                        d.call(method, params)
+                total, sqlite = counted_instructions(binary, store, folder, drive)
+                print(f"{scenario:22} {name:>8}: {total // len(sent):>11,} in all, {(total - sqlite) // len(sent):>11,} "
+                      f"outside sqlite3_step")
+        return
+    results = {name: {scenario: [] for scenario in requests} for name in binaries}
+    for r in range(args.rounds):
+        for name in in_turns(list(binaries), r):
+            d = start([binaries[name], "serve", "--store", store], name)
+            for scenario, sent in requests.items():
+                times = []
+                for i, (method, params) in enumerate(sent[:WARMUP] + sent):
+                    rid, line = d.request(method, params)
+                    elapsed, response, _ = d.round_trip(line)
+                    d.check(rid, response, method)
+                    if i >= WARMUP:
+                        times.append(elapsed)
+                results[name][scenario].append(statistics.median(times))
+            d.shutdown()
+    base = list(binaries)[0]
+    print(f"medians of {args.rounds} alternating runs (each run's p50 of {args.ops} requests), {args.reads_count:,} memos")
+    for scenario in requests:
+        for name in binaries:
+            runs = results[name][scenario]
+            value = statistics.median(runs)
+            print(f"{scenario:22} {name:>8} {value / 1e3:8.0f} µs  {value / statistics.median(results[base][scenario]):5.2f}x {base}"
+                  f"   runs: {' '.join(f'{x / 1e3:.0f}' for x in runs)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("binaries", nargs="+", metavar="NAME=PATH", help="the first is the baseline of the ratios")
@@ -422,6 +499,8 @@ def main() -> None:
                         help="time a fresh store's first sync with a remote of N memos")
     parser.add_argument("--typing-while-syncing", dest="syncing_count", type=int, metavar="N",
                         help="time keystrokes during a fresh store's first sync with a remote of N memos")
+    parser.add_argument("--reads", dest="reads_count", type=int, metavar="N",
+                        help="time list pages and selects on a store of N imported memos")
     args = parser.parse_args()
     binaries = {}
     for item in args.binaries:
@@ -429,15 +508,16 @@ def main() -> None:
         if not sep or not os.access(path, os.X_OK):
             sys.exit(f"compare: expected NAME=PATH of an executable, got {item!r}")
         binaries[name] = os.path.abspath(path)
+    if args.callgrind:
+        args.ops = min(args.ops, 100)
     for count, mode in ((args.import_count, imports), (args.startup_count, startups),
                         (args.indexing_count, typing_while_indexing), (args.importing_count, typing_while_importing),
-                        (args.sync_count, first_sync), (args.syncing_count, typing_while_syncing)):
+                        (args.sync_count, first_sync), (args.syncing_count, typing_while_syncing),
+                        (args.reads_count, reads)):
         if count:
             with tempfile.TemporaryDirectory(prefix="compare-") as folder:
                 mode(binaries, folder, args)
             return
-    if args.callgrind:
-        args.ops = min(args.ops, 100)
     memos, _ = bench.generate_memos(1000, 20240521, "xylophone")
     texts = {"100 KB": bench.memo_text(memos[-2]), "1 KB": bench.memo_text(memos[-1])}
     with tempfile.TemporaryDirectory(prefix="compare-store-") as folder:
