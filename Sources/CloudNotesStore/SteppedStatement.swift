@@ -1,4 +1,5 @@
 import CloudNotesJSON
+import Foundation
 import GRDB
 import GRDBSQLite
 
@@ -110,5 +111,10 @@ extension String {
         } else {
             self.init(decoding: bytes, as: UTF8.self)
         }
+    }
+
+    /// A string of the UTF-8 bytes of a BLOB column read through GRDB, as `init(storedUTF8:)` makes it.
+    init(storedUTF8 data: Data) {
+        self = data.withUnsafeBytes { String(storedUTF8: $0.bindMemory(to: UInt8.self)) }
     }
 }

@@ -44,8 +44,7 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         id = row["id"]
         seq = row["seq"]
         // The text is stored as UTF-8 bytes (a BLOB): SQLite's text binding would cut it at a NUL character.
-        let bytes: Data = row["text"]
-        text = String(decoding: bytes, as: UTF8.self)
+        text = String(storedUTF8: row["text"] as Data)
         title = row["title"]
         preview = row["preview"]
         createdAt = row["createdAt"]

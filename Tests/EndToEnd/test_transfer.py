@@ -277,6 +277,29 @@ def test_export_json_round_trips_into_a_fresh_store(servers, tmp_root):
     assert not ({r["id"] for r in fresh.list_all()["rows"]} & listed_ids)
 
 
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident memory (VmHWM), in MB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+
+
+def test_export_json_streams_the_memos_rather_than_holding_them(client, tmp_root):
+    # 20 MB of text: built whole, the file's entries (each text twice, as title/body and text) and its
+    # bytes took several times that (115 MB more); written as the memos are read, a few MB.
+    line = "회의록 meeting notes, \"quoted\" and a tab\t, line after line\n"
+    entries = [{"title": f"memo {i}", "body": line * 300, "last_modified": 1_700_000_000 + i} for i in range(1_000)]
+    source = tmp_root / "big-import.json"
+    source.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
+    assert client.call("memo/import", {"path": str(source)}, timeout=60) == {"imported": len(entries)}
+    before = peak_rss_mb(client.proc.pid)
+    target = tmp_root / "big-export.json"
+    assert client.call("memo/export", {"path": str(target), "format": "json"}, timeout=60)["exported"] == len(entries)
+    grown = peak_rss_mb(client.proc.pid) - before
+    assert grown < 20, f"the export raised the server's peak RSS by {grown:.0f} MB for 20 MB of text"
+    exported = json.loads(target.read_text(encoding="utf-8"))
+    assert sorted(e["text"] for e in exported) == sorted(f"{e['title']}\n{e['body']}" for e in entries)
+
+
 def test_export_markdown_folder(client, tmp_root):
     for text in EXPORT_TEXTS:
         client.create(text)

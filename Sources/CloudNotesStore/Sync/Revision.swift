@@ -88,7 +88,7 @@ extension Revision {
             id: row["id"], memo: row["memo"],
             parents: parents.isEmpty ? [] : parents.split(separator: ",").map(String.init),
             content: RevisionContent(
-                text: text.map { String(decoding: $0, as: UTF8.self) },
+                text: text.map { String(storedUTF8: $0) },
                 createdAt: row["createdAt"], modifiedAt: row["modifiedAt"]))
     }
 

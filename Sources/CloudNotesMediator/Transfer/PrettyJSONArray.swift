@@ -1,0 +1,72 @@
+import CloudNotesProtocol
+import Foundation
+
+// MARK: - A pretty-printed JSON array, an element at a time
+
+/// Writes a JSON array element by element, byte for byte as `JSONEncoder` with `.prettyPrinted` writes
+/// the whole array: each element on lines of its own, indented by two spaces, the elements separated by
+/// commas.
+///
+/// The export writes its file this way, a batch of memos at a time, where encoding the whole array
+/// would hold every memo in memory twice over.
+struct PrettyJSONArray {
+    /// The encoder of one element: the export's format, keys sorted.
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+    static let opening = Array("[\n".utf8)
+    /// `JSONEncoder` writes an empty array as "[\n\n]", so the closing is the same with or without elements.
+    static let closing = Array("\n]".utf8)
+
+    /// How many elements were appended.
+    private(set) var count = 0
+
+    /// Appends `value` to `output` as the array's next element.
+    mutating func append(_ value: some Encodable, to output: inout [UInt8]) throws {
+        let element = try encoder.encode(value)
+        let indent = Array("  ".utf8)
+        if count > 0 { output += Array(",\n".utf8) }
+        output += indent
+        // A JSON string holds no raw line feed, so each one ends a line of the element's layout.
+        element.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Void in
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while start < bytes.count {
+                var end = bytes.count
+                if let lineFeed = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start) {
+                    end = UnsafeRawPointer(lineFeed) - base + 1
+                }
+                output.append(contentsOf: bytes[start..<end])
+                if bytes[end - 1] == UInt8(ascii: "\n") { output += indent }
+                start = end
+            }
+        }
+        count += 1
+    }
+}
+
+// MARK: - A file written once
+
+/// A new file, created exclusively, written in order and synced to disk before it is closed.
+final class NewFile {
+    private let handle: FileHandle
+
+    /// Creates the file at `path`; a failure is an export failure of `target`, the file the user named.
+    init(path: String, for target: String) throws(ResponseError) {
+        let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        try handle.write(contentsOf: bytes)
+    }
+
+    /// Syncs the file to disk and closes it.
+    func finish() throws {
+        try handle.synchronize()
+        try handle.close()
+    }
+}
