@@ -15,7 +15,7 @@ public struct SyncProgress: Sendable, Hashable {
 public struct SyncReport: Sendable, Hashable {
     /// Memos that changed here because of other devices' edits.
     public var changedMemos: Int { changed.count }
-    var changed = Set<String>()
+    var changed = ChangedMemos()
     /// Conflicts met, each kept as a conflict copy.
     public var conflicts = 0
     /// Revisions this device published.

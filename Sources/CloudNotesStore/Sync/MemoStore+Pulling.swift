@@ -21,7 +21,7 @@ public struct PulledSegment: Sendable {
 /// What applying pulled revisions did to the memos.
 public struct PullOutcome: Sendable, Hashable {
     /// The memos that changed here in a way a front end sees.
-    public var changedMemos = Set<String>()
+    public var changedMemos = ChangedMemos()
     /// Conflicts met (each kept as a conflict copy).
     public var conflicts = 0
     /// How many times a memo was brought to a pulled state that a front end sees: a memo counts again
