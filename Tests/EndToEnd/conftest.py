@@ -139,6 +139,23 @@ def id_key(value: Any) -> tuple | None:
     return None
 
 
+def wait_for_progress_report(srv, token, minimum=1, timeout=60):
+    """Reads until a `report` of `token` at `minimum` percent or more: the work (an import, an export) is
+    then under way."""
+    deadline = time.monotonic() + timeout
+    while True:
+        message = srv.next_message(max(0.1, deadline - time.monotonic()))
+        if message.get("method") == "$/progress" and message["params"]["token"] == token:
+            value = message["params"]["value"]
+            assert value["kind"] != "end", "the work ended before it could be overtaken"
+            if value["kind"] == "report" and value.get("percentage", 0) >= minimum:
+                return
+        elif "method" not in message:
+            srv.stray[id_key(message["id"])] = message
+        else:
+            srv.stray_notes.append(message)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Server process
 # ---------------------------------------------------------------------------------------------------

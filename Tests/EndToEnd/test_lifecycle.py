@@ -5,7 +5,7 @@ import time
 
 from conftest import (
     IMPORT_INVALID, CLIENT_NOTIFICATIONS, INVALID_PARAMS, INVALID_REQUEST, REQUEST_CANCELLED, REQUEST_METHODS, SERVER_NOTIFICATIONS,
-    SERVER_NOT_INITIALIZED, id_key, make_entries, methods_of, params_of,
+    SERVER_NOT_INITIALIZED, id_key, make_entries, methods_of, params_of, wait_for_progress_report,
 )
 
 
@@ -340,22 +340,6 @@ def test_export_reports_work_done_progress(client, tmp_root):
 
 
 # -- long work never blocks interactive requests ---------------------------------------------------------
-
-def wait_for_progress_report(srv, token, minimum=1, timeout=60):
-    """Reads until a `report` of `token` at `minimum` percent or more: the import is then storing memos."""
-    deadline = time.monotonic() + timeout
-    while True:
-        message = srv.next_message(max(0.1, deadline - time.monotonic()))
-        if message.get("method") == "$/progress" and message["params"]["token"] == token:
-            value = message["params"]["value"]
-            assert value["kind"] != "end", "the import ended before it could be overtaken"
-            if value["kind"] == "report" and value.get("percentage", 0) >= minimum:
-                return
-        elif "method" not in message:
-            srv.stray[id_key(message["id"])] = message
-        else:
-            srv.stray_notes.append(message)
-
 
 def still_pending(srv, request_id) -> bool:
     """True while `request_id` has not been answered (its reply is not among the messages read so far)."""

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import (
-    EXPORT_FAILED, IMPORT_INVALID, INVALID_PARAMS, MEMO_NOT_FOUND, REPO, methods_of, params_of, sample_path,
+    EXPORT_FAILED, IMPORT_INVALID, INVALID_PARAMS, MEMO_NOT_FOUND, REPO, REQUEST_CANCELLED, methods_of, params_of,
+    sample_path, wait_for_progress_report,
 )
 
 
@@ -298,6 +299,19 @@ def test_export_json_streams_the_memos_rather_than_holding_them(client, tmp_root
     assert grown < 20, f"the export raised the server's peak RSS by {grown:.0f} MB for 20 MB of text"
     exported = json.loads(target.read_text(encoding="utf-8"))
     assert sorted(e["text"] for e in exported) == sorted(f"{e['title']}\n{e['body']}" for e in entries)
+
+    # Cancelled part-way, the export leaves neither the target nor the file it was writing beside it.
+    cancelled = tmp_root / "cancelled.json"
+    request_id = client.send_request("memo/export", {"path": str(cancelled), "format": "json", "workDoneToken": "export"})
+    wait_for_progress_report(client, "export", minimum=1)
+    client.notify("$/cancelRequest", {"id": request_id})
+    _, response = client.wait_response(request_id, timeout=60)
+    if "error" in response:
+        assert response["error"]["code"] == REQUEST_CANCELLED, response
+        assert not cancelled.exists()
+    else:
+        assert response["result"]["exported"] == len(entries)  # it finished before the cancel came
+    assert not [p.name for p in tmp_root.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_export_markdown_folder(client, tmp_root):

@@ -1,0 +1,26 @@
+import CloudNotesProtocol
+import Foundation
+
+// MARK: - A file written once
+
+/// A new file, created exclusively, written in order and synced to disk before it is closed.
+final class NewFile {
+    private let handle: FileHandle
+
+    /// Creates the file at `path`; a failure is an export failure of `target`, the file the user named.
+    init(path: String, for target: String) throws(ResponseError) {
+        let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        try handle.write(contentsOf: bytes)
+    }
+
+    /// Syncs the file to disk and closes it.
+    func finish() throws {
+        try handle.synchronize()
+        try handle.close()
+    }
+}
