@@ -106,14 +106,14 @@ struct SyncEngineTests {
         let pulled = PulledSegment(device: try a.store.syncState().device, number: segment.number, hash: "hash",
                                    revisions: segment.revisions)
         let applied = try #require(try b.store.apply(pulled, rules: SyncRules(), now: 42))
-        #expect(applied.changedMemos == [untouched], "moved forward at once")
+        #expect(applied.changedMemos == [try b.localID(of: untouched)], "moved forward at once")
         #expect(try b.memos()[id] == "one\ntwo\nthree\nfour\n", "the merge waits")
         #expect(throws: StoreError.cancelled) {
             _ = try b.store.mergeWaitingMemos(rules: SyncRules(), now: 42, isCancelled: { true })
         }
         #expect(try b.memos()[id] == "one\ntwo\nthree\nfour\n")
         let merged = try b.store.mergeWaitingMemos(rules: SyncRules(), now: 42, memosPerPart: 1)
-        #expect(merged.changedMemos == [id])
+        #expect(merged.changedMemos == [try b.localID(of: id)])
         #expect(try b.memos()[id] == "ONE\ntwo\nthree\nfour\n")
         #expect(try await b.store.writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM waitingMemo") } == 0,
                 "nothing waits any more")

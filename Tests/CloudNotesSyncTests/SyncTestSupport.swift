@@ -1,9 +1,11 @@
-import CloudNotesStore
 import CloudNotesTestSupport
 import Foundation
+import GRDB
 import Logging
 import Synchronization
+import Testing
 
+@testable import CloudNotesStore
 @testable import CloudNotesSync
 
 /// A device for sync tests: its own store file, syncing with a shared folder remote.
@@ -56,6 +58,11 @@ struct Device {
     /// The conflicts this device lists as open: copy → memo (when each was noted differs between devices).
     func openConflicts() throws -> [String: String] {
         Dictionary(try store.openConflicts().map { ($0.copy, $0.memo) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The local id (SQLite's rowid) of the memo with `id`, which is what a sync's changed memos hold.
+    func localID(of id: String) throws -> Int64 {
+        try #require(try store.writer.read { db in try Int64.fetchOne(db, sql: "SELECT localID FROM memo WHERE id = ?", arguments: [id]) })
     }
 
     /// Every live memo: id → text.

@@ -229,8 +229,8 @@ extension MemoStore {
         try db.execute(sql: waiting ? "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)" : "DELETE FROM waitingMemo WHERE memo = ?",
                        arguments: [id])
         guard let current, current != head, let revision = try Revision.fetch(id: current, db) else { return }
-        if try adopt(revision, over: local, db) {
-            outcome.changedMemos.insert(id)
+        if let changed = try adopt(revision, over: local, db) {
+            outcome.changedMemos.insert(changed)
             outcome.visibleAdoptions += 1
         }
     }
@@ -265,9 +265,9 @@ extension MemoStore {
         return merged.id
     }
 
-    /// Makes the memo what `revision` says, as one more version of it; returns whether that changed
-    /// anything a front end sees.
-    private func adopt(_ revision: Revision, over local: StoredMemo?, _ db: Database) throws -> Bool {
+    /// Makes the memo what `revision` says, as one more version of it; returns its local id if that
+    /// changed anything a front end sees, nil if not.
+    private func adopt(_ revision: Revision, over local: StoredMemo?, _ db: Database) throws -> Int64? {
         let seq = try Self.nextSeq(db)
         if var memo = local {
             // A live memo moves in the list even when only its date changes; a tombstone stays unseen.
@@ -287,18 +287,18 @@ extension MemoStore {
             try memo.update(db)
             if !memo.deleted { try cacheInsert(memo, db) }
             try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
-            return visible
+            return visible ? memo.localID : nil
         }
         guard let text = revision.content.text else {
             // A memo this device never had, deleted elsewhere: only its history is kept.
             try Self.setHead(of: revision.memo, to: revision.id, seq: 0, db)
-            return false
+            return nil
         }
         var memo = StoredMemo(id: revision.memo, text: text, createdAt: revision.content.createdAt,
                               modifiedAt: revision.content.modifiedAt, seq: seq)
         try memo.insert(db)
         try cacheInsert(memo, db)
         try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
-        return true
+        return memo.localID
     }
 }
