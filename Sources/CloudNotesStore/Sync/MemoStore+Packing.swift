@@ -56,7 +56,7 @@ extension MemoStore {
         let revision = Revision(
             id: rules.revisionID(memo: memo.id, parents: parents, content: content),
             memo: memo.id, parents: parents, content: content)
-        try revision.insert(segment: nil, db)
+        try revision.insert(toPublish: true, db)
         try Self.setHead(of: memo.id, to: revision.id, seq: memo.seq, db)
         return revision.id
     }

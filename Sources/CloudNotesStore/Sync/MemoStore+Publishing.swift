@@ -20,7 +20,9 @@ extension MemoStore {
             let recorded = try Self.revisions(inSegment: number, db)
             if !recorded.isEmpty { return OutgoingSegment(number: number, revisions: recorded) }
             let rows = try Row.fetchCursor(db, sql: """
-                SELECT localID, coalesce(length(text), 0) AS size FROM revision WHERE segment IS NULL ORDER BY localID
+                SELECT o.revision AS localID, coalesce(length(r.text), 0) AS size
+                FROM outgoingRevision o JOIN revision r ON r.localID = o.revision
+                WHERE o.segment IS NULL ORDER BY o.revision
                 """)
             var (count, bytes, last): (Int, Int, Int64?) = (0, 0, nil)
             while let row = try rows.next() {
@@ -29,7 +31,7 @@ extension MemoStore {
                 (count, bytes, last) = (count + 1, bytes + size, row["localID"])
             }
             guard let last else { return nil }
-            try db.execute(sql: "UPDATE revision SET segment = ? WHERE segment IS NULL AND localID <= ?",
+            try db.execute(sql: "UPDATE outgoingRevision SET segment = ? WHERE segment IS NULL AND revision <= ?",
                            arguments: [number, last])
             return OutgoingSegment(number: number, revisions: try Self.revisions(inSegment: number, db))
         }
@@ -48,12 +50,14 @@ extension MemoStore {
 
     /// How many revisions wait to be published.
     public func unpublishedRevisionCount() throws -> Int {
-        try writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM revision WHERE segment IS NULL") ?? 0 }
+        try writer.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outgoingRevision WHERE segment IS NULL") ?? 0 }
     }
 
     static func revisions(inSegment number: Int64, _ db: Database) throws -> [Revision] {
-        // `segment > 0` lets SQLite use the partial index `revision_segment`.
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT \(Revision.columns) FROM revision WHERE segment = ? AND segment > 0 ORDER BY localID"),
+        try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT \(Revision.columns) FROM revision
+            WHERE localID IN (SELECT revision FROM outgoingRevision WHERE segment = ?) ORDER BY localID
+            """),
                          arguments: [number]).map(Revision.init(row:))
     }
 }

@@ -111,7 +111,7 @@ extension MemoStore {
                        outcome: inout PullOutcome, _ db: Database) throws {
         var touched = Set<String>()
         var arrived = Set<String>()
-        for revision in part where try revision.insert(segment: 0, db) {
+        for revision in part where try revision.insert(toPublish: false, db) {
             touched.insert(revision.memo)
             arrived.insert(revision.id)
         }
@@ -255,13 +255,13 @@ extension MemoStore {
             // reads the merge knows the copy by then, and lists the conflict too.
             let copyRevision = Revision(id: rules.revisionID(memo: copy.memo, parents: [], content: copy.content),
                                         memo: copy.memo, parents: [], content: copy.content)
-            try copyRevision.insert(segment: nil, db)
+            try copyRevision.insert(toPublish: true, db)
             try db.execute(sql: "INSERT OR IGNORE INTO syncConflict (copy, memo, at) VALUES (?, ?, ?)",
                            arguments: [copy.memo, memo, now])
             outcome.conflicts += 1
             try resolve(memo: copy.memo, arrived: [], merging: true, rules: rules, now: now, outcome: &outcome, db)
         }
-        try merged.insert(segment: nil, db)
+        try merged.insert(toPublish: true, db)
         return merged.id
     }
 

@@ -49,7 +49,8 @@ extension MemoStore {
             guard republish || current != remote else { return }
             try db.execute(sql: """
                 UPDATE syncState SET remote = ?, published = 0, publishedHash = '', lastSyncAt = NULL, lastError = NULL;
-                UPDATE revision SET segment = NULL WHERE segment IS NOT NULL;
+                DELETE FROM outgoingRevision;
+                INSERT INTO outgoingRevision (revision) SELECT localID FROM revision;
                 DELETE FROM remoteDevice;
                 """, arguments: [remote])
         }
@@ -63,7 +64,7 @@ extension MemoStore {
     public func adoptNewDevice(_ device: String) throws {
         try write { db in
             try db.execute(sql: """
-                UPDATE revision SET segment = NULL WHERE segment > 0;
+                UPDATE outgoingRevision SET segment = NULL WHERE segment IS NOT NULL;
                 UPDATE syncState SET device = ?, published = 0, publishedHash = '';
                 """, arguments: [device])
         }
@@ -82,7 +83,7 @@ extension MemoStore {
         try writer.read { db in
             try Int.fetchOne(db, sql: """
                 SELECT count(*) FROM (
-                    SELECT memo FROM revision WHERE segment IS NULL
+                    SELECT r.memo FROM outgoingRevision o JOIN revision r ON r.localID = o.revision WHERE o.segment IS NULL
                     UNION
                     SELECT m.id FROM memo m LEFT JOIN memoHead h ON h.memo = m.id
                     WHERE m.seq > (SELECT packedSeq FROM syncState) AND m.importBatch IS NULL

@@ -92,18 +92,23 @@ extension Revision {
                 createdAt: row["createdAt"], modifiedAt: row["modifiedAt"]))
     }
 
-    /// Inserts the revision unless it is known; `segment` nil marks it for publishing, 0 as read from the remote.
-    /// Returns whether it was new.
+    /// Inserts the revision unless it is known; returns whether it was new. A new revision made here
+    /// (`toPublish`) waits in `outgoingRevision` for a segment; one read from the remote does not.
     @discardableResult
-    func insert(segment: Int64?, _ db: Database) throws -> Bool {
+    func insert(toPublish: Bool, _ db: Database) throws -> Bool {
         try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt, segment)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 id, memo, parents.joined(separator: ","), content.deleted, content.text.map { Data($0.utf8) },
-                content.createdAt, content.modifiedAt, segment,
+                content.createdAt, content.modifiedAt,
             ])
-        return db.changesCount > 0
+        guard db.changesCount > 0 else { return false }
+        if toPublish {
+            try db.cachedStatement(sql: "INSERT INTO outgoingRevision (revision) VALUES (?)")
+                .execute(arguments: [db.lastInsertedRowID])
+        }
+        return true
     }
 
     static func fetch(id: String, _ db: Database) throws -> Revision? {
