@@ -287,7 +287,8 @@ extension MemoStore {
             try memo.update(db)
             if !memo.deleted { try cacheInsert(memo, db) }
             try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
-            return visible ? memo.localID : nil
+            guard let localID = memo.localID else { throw StoreError.memoNotFound(id: memo.id) }
+            return visible ? localID : nil
         }
         guard let text = revision.content.text else {
             // A memo this device never had, deleted elsewhere: only its history is kept.
@@ -299,6 +300,7 @@ extension MemoStore {
         try memo.insert(db)
         try cacheInsert(memo, db)
         try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
-        return memo.localID
+        guard let localID = memo.localID else { throw StoreError.memoNotFound(id: memo.id) }
+        return localID
     }
 }
