@@ -67,5 +67,25 @@ struct OutgoingRevisionTests {
         #expect(try publishNext() == ["a", "b", "c"])
         try store.setRemote("file:///elsewhere")
         #expect(try store.unpublishedRevisionCount() == 4, "another remote gets every revision, read ones too")
+        while let segment = try store.segmentToPublish(maxBytes: 1 << 20, maxRevisions: 1) {
+            #expect(try store.markPublished(number: segment.number, hash: "h", remote: "file:///elsewhere"))
+        }
+        #expect(try store.unpublishedRevisionCount() == 0)
+        try store.setRemote("file:///elsewhere", republish: true)
+        #expect(try store.unpublishedRevisionCount() == 4, "republishing to the same remote sends every revision again")
+    }
+
+    @Test("a revision made here that was read from the remote before is not published again")
+    func knownRevisionsStayRead() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let revision = Revision(id: "r", memo: "m", parents: [], content: RevisionContent(text: "a", createdAt: 1, modifiedAt: 1))
+        let inserted = try store.writer.write { db in
+            [try revision.insert(toPublish: false, db), try revision.insert(toPublish: true, db)]
+        }
+        #expect(inserted == [true, false], "known already the second time")
+        #expect(try store.unpublishedRevisionCount() == 0)
+        let made = Revision(id: "s", memo: "m", parents: ["r"], content: RevisionContent(text: "b", createdAt: 1, modifiedAt: 2))
+        #expect(try store.writer.write { db in try made.insert(toPublish: true, db) })
+        #expect(try store.unpublishedRevisionCount() == 1)
     }
 }
