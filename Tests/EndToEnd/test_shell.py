@@ -412,6 +412,47 @@ def test_export_json_round_trips_and_never_overwrites_unasked(shell):
     assert sorted(row["title"] for row in other.rows()) == ["One", "Three", "Two"]
 
 
+def traced_calls(shell, *args: str) -> list[tuple[str, str, str]]:
+    """Runs `cloudnotes *args` under strace: its file calls, in order, as (call, arguments, result)."""
+    probe = subprocess.run(["strace", "-qq", "-o", os.devnull, "true"], capture_output=True)
+    if probe.returncode != 0:  # a container without ptrace: nothing here can be traced
+        pytest.skip(f"strace cannot trace here: {probe.stderr.decode().strip()}")
+    trace = shell.root / "strace.txt"
+    command = ["strace", "-f", "-qq", "-o", str(trace),
+               "-e", "trace=openat,fsync,fdatasync,link,linkat,rename,renameat,renameat2", BINARY, *args]
+    run = subprocess.run(command, capture_output=True, env=shell.env, cwd=shell.root, timeout=60)
+    assert run.returncode == 0, run.stderr.decode()
+    calls = []
+    for line in trace.read_text().splitlines():
+        match = re.match(r"(?:\d+ +)?(\w+)\((.*)\) += (.*)$", line)
+        if match:  # a call split by another thread's ("<unfinished ...>") is left out: none here are
+            calls.append(match.groups())
+    return calls
+
+
+def test_export_json_is_on_disk_before_it_takes_its_name_and_the_name_after(shell):
+    shell.new("One\nfirst")
+    for extra in ([], ["--overwrite"]):  # link(2) for a new file, rename(2) over an old one
+        target = shell.root / "out.json"
+        calls = traced_calls(shell, "export", str(target), *extra)
+        opened = [(i, result) for i, (call, arguments, result) in enumerate(calls)
+                  if call == "openat" and ".out.json." in arguments and "O_EXCL" in arguments]
+        assert len(opened) == 1, calls
+        written, descriptor = opened[0]
+        named = [i for i, (call, arguments, _) in enumerate(calls)
+                 if call in ("link", "linkat", "rename", "renameat", "renameat2") and f'"{target}"' in arguments]
+        assert len(named) == 1, calls
+        synced = [i for i, (call, arguments, _) in enumerate(calls)
+                  if call in ("fsync", "fdatasync") and arguments == descriptor and written < i < named[0]]
+        assert synced, f"the file was not synced between its creation and its naming: {calls[written:]}"
+        folder = [(i, result) for i, (call, arguments, result) in enumerate(calls)
+                  if i > named[0] and call == "openat" and f'"{shell.root}"' in arguments and "O_DIRECTORY" in arguments]
+        assert folder, f"the folder was not opened after the naming: {calls[named[0]:]}"
+        assert any(call in ("fsync", "fdatasync") and arguments == folder[0][1]
+                   for call, arguments, _ in calls[folder[0][0]:]), f"the folder was not synced: {calls[named[0]:]}"
+        assert json.loads(target.read_text())[0]["title"] == "One"
+
+
 def test_export_markdown_writes_a_folder(shell):
     shell.new("Recipe\nstep one")
     folder = shell.root / "notes"

@@ -82,6 +82,8 @@ public struct MemoExporter: Sendable {
             // link(2) fails rather than replace a file that appeared meanwhile.
             throw ResponseError.exportFailed(String(cString: strerror(errno)), path: url.path)
         }
+        // The answer says the file is there: after a power cut too.
+        try NewFile.syncFolder(url.deletingLastPathComponent().path, for: url.path)
         return array.count
     }
 

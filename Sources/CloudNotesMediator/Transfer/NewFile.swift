@@ -23,4 +23,13 @@ final class NewFile {
         try handle.synchronize()
         try handle.close()
     }
+
+    /// Syncs the folder at `path` to disk: the names a `link` or `rename` just gave its files are the
+    /// folder's data, which syncing a file does not write. A failure is an export failure of `target`.
+    static func syncFolder(_ path: String, for target: String) throws(ResponseError) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
+    }
 }
