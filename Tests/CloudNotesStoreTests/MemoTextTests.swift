@@ -32,6 +32,22 @@ struct MemoTextTests {
         }
     }
 
+    @Test("a list row's title is cut to 200 characters (grapheme clusters), not bytes", arguments: [
+        (String(repeating: "a", count: 200), false), (String(repeating: "a", count: 201), true),
+        (String(repeating: "한", count: 200), false), (String(repeating: "한", count: 201), true),
+        (String(repeating: "👨‍👩‍👧", count: 200), false), ("e\u{301}" + String(repeating: "é", count: 199), false),
+        (String(repeating: "e\u{301}", count: 201), true),
+    ])
+    func listTitle(title: String, isCut: Bool) {
+        let listed = MemoText(title + "\nbody").listTitle
+        if isCut {
+            #expect(listed == String(title.prefix(MemoText.listTitleLength)) + "…")
+        } else {
+            #expect(listed == title)
+        }
+        #expect(listed.count == MemoText.listTitleLength + (isCut ? 1 : 0))
+    }
+
     @Test("the preview is the body on one line, cut to about 100 characters")
     func preview() {
         #expect(MemoText("T\n  a\n\n b\tc  ").preview == "a b c")
