@@ -57,10 +57,13 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // `syncfs(2)`, which Swift's Glibc module does not declare: an export of many files synced at once.
+        .target(name: "CFileSync"),
         // The split view: list, selection and detail, turned into notifications.
         .target(
             name: "CloudNotesMediator",
             dependencies: [
+                "CFileSync",
                 "CloudNotesProtocol",
                 "CloudNotesJSON",
                 "CloudNotesStore",

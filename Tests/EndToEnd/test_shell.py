@@ -419,7 +419,7 @@ def traced_calls(shell, *args: str) -> list[tuple[str, str, str]]:
         pytest.skip(f"strace cannot trace here: {probe.stderr.decode().strip()}")
     trace = shell.root / "strace.txt"
     command = ["strace", "-f", "-qq", "-o", str(trace),
-               "-e", "trace=openat,fsync,fdatasync,link,linkat,rename,renameat,renameat2", BINARY, *args]
+               "-e", "trace=openat,fsync,fdatasync,syncfs,link,linkat,rename,renameat,renameat2", BINARY, *args]
     run = subprocess.run(command, capture_output=True, env=shell.env, cwd=shell.root, timeout=60)
     assert run.returncode == 0, run.stderr.decode()
     calls = []
@@ -451,6 +451,31 @@ def test_export_json_is_on_disk_before_it_takes_its_name_and_the_name_after(shel
         assert any(call in ("fsync", "fdatasync") and arguments == folder[0][1]
                    for call, arguments, _ in calls[folder[0][0]:]), f"the folder was not synced: {calls[named[0]:]}"
         assert json.loads(target.read_text())[0]["title"] == "One"
+
+
+def test_export_markdown_syncs_its_files_at_once_after_the_last(shell):
+    for title in ("One", "Two", "Three"):
+        shell.new(f"{title}\nbody")
+    folder = shell.root / "notes"
+    calls = traced_calls(shell, "export", str(folder), "--format", "markdown")
+    created = [(i, result) for i, (call, arguments, result) in enumerate(calls)
+               if call == "openat" and f'"{folder}/' in arguments and "O_CREAT" in arguments]
+    assert len(created) == 3, calls
+    synced = [i for i, (call, _, result) in enumerate(calls) if call == "syncfs" and result == "0"]
+    assert synced and synced[-1] > created[-1][0], f"no sync of the file system after the last file: {calls}"
+    # Each file's calls run from its opening to the next file's (the last one's, to the sync).
+    ends = [i for i, _ in created[1:]] + [synced[-1]]
+    for (start, descriptor), end in zip(created, ends):
+        alone = [c for c in calls[start + 1:end] if c[0] in ("fsync", "fdatasync") and c[1] == descriptor]
+        assert not alone, f"a file was synced on its own: {calls[start:end]}"
+    assert sorted(p.name for p in folder.iterdir()) == ["One.md", "Three.md", "Two.md"]
+
+    # Into the same folder again: each file is replaced in one step, synced before it takes the name.
+    shell.new("One\nchanged")
+    calls = traced_calls(shell, "export", str(folder), "--format", "markdown", "--overwrite")
+    renamed = [c for c in calls if c[0].startswith("rename") and c[1].endswith(f'"{folder}/One.md"')]
+    assert renamed, calls
+    assert (folder / "One.md").read_text() == "One\nchanged"
 
 
 def test_export_markdown_writes_a_folder(shell):

@@ -112,13 +112,23 @@ public struct MemoExporter: Sendable {
                 }
                 usedNames.insert(name.lowercased())
                 let file = url.appendingPathComponent(name)
-                try Data(memo.text.utf8).write(to: file, options: overwrite ? [.atomic] : [.withoutOverwriting])
+                if overwrite, FileManager.default.fileExists(atPath: file.path) {
+                    // Replaced in one step, synced first: after a crash, the old file or the new one.
+                    try Data(memo.text.utf8).write(to: file, options: [.atomic])
+                } else {
+                    // Synced with all the others at the end: one sync each took 0.6 ms a file.
+                    let newFile = try NewFile(path: file.path, for: url.path)
+                    try newFile.write(Array(memo.text.utf8))
+                    try newFile.closeUnsynced()
+                }
                 let date = Date(timeIntervalSince1970: Double(memo.modifiedAt) / 1000)
                 try? FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: file.path)
                 written += 1
             }
             progress(written, total)
         }
+        // The answer says the files are there: after a power cut too.
+        try NewFile.syncFolderOfFiles(url.path, for: url.path)
         return written
     }
 }

@@ -1,0 +1,12 @@
+// Syncing a whole file system to disk, which Swift cannot call on Linux: glibc declares `syncfs(2)`
+// only under _GNU_SOURCE, which Swift's Glibc module is not built with.
+
+#ifndef CFILESYNC_H
+#define CFILESYNC_H
+
+/// Writes to disk everything written to the file system that holds the open file `descriptor` (the
+/// files' data and the folders' entries): `syncfs(2)` on Linux, `fsync(2)` of `descriptor` elsewhere.
+/// Returns 0, or -1 with `errno` set.
+int cfilesync_file_system(int descriptor);
+
+#endif
