@@ -34,20 +34,20 @@ final class NewFile {
     /// Syncs the folder at `path` to disk: the names a `link` or `rename` just gave its files are the
     /// folder's data, which syncing a file does not write. A failure is an export failure of `target`.
     static func syncFolder(_ path: String, for target: String) throws(ResponseError) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
+        try sync(folder: path, for: target, with: fsync)
     }
 
     /// Syncs a folder of new files to disk, their data and their names, with one call: syncing each of
     /// 100,000 files would take a journal commit each (see `cfilesync_file_system` for other systems).
     static func syncFolderOfFiles(_ path: String, for target: String) throws(ResponseError) {
+        try sync(folder: path, for: target, with: cfilesync_file_system)
+    }
+
+    /// Opens the folder at `path` and calls `call` on it, which returns 0 or -1 with `errno` set.
+    private static func sync(folder path: String, for target: String, with call: (Int32) -> Int32) throws(ResponseError) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
         defer { close(descriptor) }
-        guard cfilesync_file_system(descriptor) == 0 else {
-            throw .exportFailed(String(cString: strerror(errno)), path: target)
-        }
+        guard call(descriptor) == 0 else { throw .exportFailed(String(cString: strerror(errno)), path: target) }
     }
 }
