@@ -473,8 +473,14 @@ def test_export_markdown_syncs_its_files_at_once_after_the_last(shell):
     # Into the same folder again: each file is replaced in one step, synced before it takes the name.
     shell.new("One\nchanged")
     calls = traced_calls(shell, "export", str(folder), "--format", "markdown", "--overwrite")
-    renamed = [c for c in calls if c[0].startswith("rename") and c[1].endswith(f'"{folder}/One.md"')]
-    assert renamed, calls
+    renamed = [i for i, (call, arguments, _) in enumerate(calls)
+               if call.startswith("rename") and arguments.endswith(f'"{folder}/One.md"')]
+    assert len(renamed) == 1, calls
+    temporary = calls[renamed[0]][1].split('"')[1]
+    opened = [(i, result) for i, (call, arguments, result) in enumerate(calls) if call == "openat" and f'"{temporary}"' in arguments]
+    assert len(opened) == 1, calls
+    assert any(call in ("fsync", "fdatasync") and arguments == opened[0][1] for call, arguments, _ in calls[opened[0][0]:renamed[0]]), \
+        f"the replacement was not synced before it took the name: {calls[opened[0][0]:renamed[0] + 1]}"
     assert (folder / "One.md").read_text() == "One\nchanged"
 
 
