@@ -418,16 +418,28 @@ def traced_calls(shell, *args: str) -> list[tuple[str, str, str]]:
     if probe.returncode != 0:  # a container without ptrace: nothing here can be traced
         pytest.skip(f"strace cannot trace here: {probe.stderr.decode().strip()}")
     trace = shell.root / "strace.txt"
-    command = ["strace", "-f", "-qq", "-o", str(trace),
-               "-e", "trace=openat,fsync,fdatasync,syncfs,link,linkat,rename,renameat,renameat2", BINARY, *args]
+    calls = "openat,close,fsync,fdatasync,syncfs,link,linkat,unlink,unlinkat,rename,renameat,renameat2"
+    command = ["strace", "-f", "-qq", "-o", str(trace), "-e", f"trace={calls}", BINARY, *args]
     run = subprocess.run(command, capture_output=True, env=shell.env, cwd=shell.root, timeout=60)
     assert run.returncode == 0, run.stderr.decode()
-    calls = []
+    traced = []
     for line in trace.read_text().splitlines():
         match = re.match(r"(?:\d+ +)?(\w+)\((.*)\) += (.*)$", line)
         if match:  # a call split by another thread's ("<unfinished ...>") is left out: none here are
-            calls.append(match.groups())
-    return calls
+            traced.append(match.groups())
+    return traced
+
+
+def folder_descriptor(calls, folder: Path, before: int) -> tuple[int, str, int]:
+    """Where `folder` was last opened as a folder before call `before` (others open it too: the store's
+    folder, say), its descriptor, and where that descriptor was closed."""
+    opened = [(i, result) for i, (call, arguments, result) in enumerate(calls[:before])
+              if call == "openat" and f'"{folder}"' in arguments and "O_DIRECTORY" in arguments]
+    assert opened, calls
+    start, descriptor = opened[-1]
+    closed = next((i for i, (call, arguments, _) in enumerate(calls) if i > start and call == "close" and arguments == descriptor),
+                  len(calls))
+    return start, descriptor, closed
 
 
 def test_export_json_is_on_disk_before_it_takes_its_name_and_the_name_after(shell):
@@ -445,12 +457,16 @@ def test_export_json_is_on_disk_before_it_takes_its_name_and_the_name_after(shel
         synced = [i for i, (call, arguments, _) in enumerate(calls)
                   if call in ("fsync", "fdatasync") and arguments == descriptor and written < i < named[0]]
         assert synced, f"the file was not synced between its creation and its naming: {calls[written:]}"
-        folder = [(i, result) for i, (call, arguments, result) in enumerate(calls)
-                  if i > named[0] and call == "openat" and f'"{shell.root}"' in arguments and "O_DIRECTORY" in arguments]
-        assert folder, f"the folder was not opened after the naming: {calls[named[0]:]}"
-        assert any(call in ("fsync", "fdatasync") and arguments == folder[0][1]
-                   for call, arguments, _ in calls[folder[0][0]:]), f"the folder was not synced: {calls[named[0]:]}"
+        start, folder, closed = folder_descriptor(calls, shell.root, before=written)
+        folder_synced = [i for i, (call, arguments, _) in enumerate(calls)
+                         if named[0] < i < closed and call in ("fsync", "fdatasync") and arguments == folder]
+        assert folder_synced, f"the folder was not synced after the naming: {calls[start:]}"
+        temporary = calls[written][1].split('"')[1]
+        removed = [i for i, (call, arguments, result) in enumerate(calls)
+                   if call.startswith("unlink") and f'"{temporary}"' in arguments and result == "0"]
+        assert not removed or removed[0] < folder_synced[0], f"the temporary name was removed after the folder's sync: {calls[named[0]:]}"
         assert json.loads(target.read_text())[0]["title"] == "One"
+        assert [p.name for p in shell.root.iterdir() if p.name.endswith(".tmp")] == []
 
 
 def test_export_markdown_syncs_its_files_at_once_after_the_last(shell):
@@ -461,20 +477,22 @@ def test_export_markdown_syncs_its_files_at_once_after_the_last(shell):
     created = [(i, result) for i, (call, arguments, result) in enumerate(calls)
                if call == "openat" and f'"{folder}/' in arguments and "O_CREAT" in arguments]
     assert len(created) == 3, calls
-    synced = [i for i, (call, _, result) in enumerate(calls) if call == "syncfs" and result == "0"]
-    assert synced and synced[-1] > created[-1][0], f"no sync of the file system after the last file: {calls}"
+    start, descriptor, closed = folder_descriptor(calls, folder, before=created[0][0])
+    synced = [i for i, (call, arguments, result) in enumerate(calls)
+              if call == "syncfs" and arguments == descriptor and result == "0" and start < i < closed]
+    assert synced and synced[-1] > created[-1][0], f"no sync of the folder's file system after the last file: {calls[start:]}"
     # Each file's calls run from its opening to the next file's (the last one's, to the sync).
     ends = [i for i, _ in created[1:]] + [synced[-1]]
-    for (start, descriptor), end in zip(created, ends):
-        alone = [c for c in calls[start + 1:end] if c[0] in ("fsync", "fdatasync") and c[1] == descriptor]
-        assert not alone, f"a file was synced on its own: {calls[start:end]}"
+    for (opened, file), end in zip(created, ends):
+        alone = [c for c in calls[opened + 1:end] if c[0] in ("fsync", "fdatasync") and c[1] == file]
+        assert not alone, f"a file was synced on its own: {calls[opened:end]}"
     assert sorted(p.name for p in folder.iterdir()) == ["One.md", "Three.md", "Two.md"]
 
     # Into the same folder again: each file is replaced in one step, synced before it takes the name.
     shell.new("One\nchanged")
     calls = traced_calls(shell, "export", str(folder), "--format", "markdown", "--overwrite")
     renamed = [i for i, (call, arguments, _) in enumerate(calls)
-               if call.startswith("rename") and arguments.endswith(f'"{folder}/One.md"')]
+               if call.startswith("rename") and f'"{folder}/One.md"' in arguments]
     assert len(renamed) == 1, calls
     temporary = calls[renamed[0]][1].split('"')[1]
     opened = [(i, result) for i, (call, arguments, result) in enumerate(calls) if call == "openat" and f'"{temporary}"' in arguments]

@@ -4,9 +4,9 @@
 #ifndef CFILESYNC_H
 #define CFILESYNC_H
 
-/// Writes to disk everything written to the file system that holds the open file `descriptor` (the
-/// files' data and the folders' entries): `syncfs(2)` on Linux, `fsync(2)` of `descriptor` elsewhere.
-/// Returns 0, or -1 with `errno` set.
+/// On Linux, writes to disk everything written to the file system that holds the open file
+/// `descriptor`, files' data and folders' entries (`syncfs(2)`). Elsewhere it syncs `descriptor` alone
+/// (`fsync(2)`): for a folder, its entries, not its files' data. Returns 0, or -1 with `errno` set.
 int cfilesync_file_system(int descriptor);
 
 #endif

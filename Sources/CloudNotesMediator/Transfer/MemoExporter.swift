@@ -50,6 +50,7 @@ public struct MemoExporter: Sendable {
         }
         // Written beside the target and moved into place, so a reader never sees half a file.
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        let folder = try ExportFolder(path: url.deletingLastPathComponent().path, for: url.path)
         let file = try NewFile(path: temporary.path, for: url.path)
         defer { try? FileManager.default.removeItem(at: temporary) }
         var array = PrettyJSONArray()
@@ -78,12 +79,16 @@ public struct MemoExporter: Sendable {
             if rename(temporary.path, url.path) != 0 {
                 throw ResponseError.exportFailed(String(cString: strerror(errno)), path: url.path)
             }
-        } else if link(temporary.path, url.path) != 0 {
+        } else {
             // link(2) fails rather than replace a file that appeared meanwhile.
-            throw ResponseError.exportFailed(String(cString: strerror(errno)), path: url.path)
+            if link(temporary.path, url.path) != 0 {
+                throw ResponseError.exportFailed(String(cString: strerror(errno)), path: url.path)
+            }
+            // Gone before the folder is synced, or a power cut could bring the temporary name back.
+            unlink(temporary.path)
         }
         // The answer says the file is there: after a power cut too.
-        try NewFile.syncFolder(url.deletingLastPathComponent().path, for: url.path)
+        try folder.syncNames()
         return array.count
     }
 
@@ -98,6 +103,7 @@ public struct MemoExporter: Sendable {
         } else {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
         }
+        let folder = try ExportFolder(path: url.path, for: url.path)
         var usedNames: Set<String> = []
         var written = 0
         try store.forEachMemo { batch in
@@ -112,14 +118,14 @@ public struct MemoExporter: Sendable {
                 }
                 usedNames.insert(name.lowercased())
                 let file = url.appendingPathComponent(name)
-                if overwrite, FileManager.default.fileExists(atPath: file.path) {
+                if overwrite {
                     // Replaced in one step, synced first: after a crash, the old file or the new one.
                     try Data(memo.text.utf8).write(to: file, options: [.atomic])
                 } else {
-                    // Synced with all the others at the end: one sync each took 0.6 ms a file.
-                    let newFile = try NewFile(path: file.path, for: url.path)
+                    // In a folder made just now; synced with all the others at the end.
+                    let newFile = try NewFile(path: file.path, for: url.path, naming: name)
                     try newFile.write(Array(memo.text.utf8))
-                    try newFile.closeUnsynced()
+                    try newFile.finishLeavingSyncToFolder()
                 }
                 let date = Date(timeIntervalSince1970: Double(memo.modifiedAt) / 1000)
                 try? FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: file.path)
@@ -128,7 +134,7 @@ public struct MemoExporter: Sendable {
             progress(written, total)
         }
         // The answer says the files are there: after a power cut too.
-        try NewFile.syncFolderOfFiles(url.path, for: url.path)
+        try folder.syncFiles()
         return written
     }
 }
