@@ -1,12 +1,10 @@
 #define _GNU_SOURCE
 #include "CFileSync.h"
 
+#if defined(__linux__)
 #include <unistd.h>
 
-int cfilesync_file_system(int descriptor) {
-#if defined(__linux__)
+int cfilesync_syncfs(int descriptor) {
     return syncfs(descriptor);
-#else
-    return fsync(descriptor);
-#endif
 }
+#endif

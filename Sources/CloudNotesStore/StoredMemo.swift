@@ -98,11 +98,19 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     /// Writes what an edit or a delete changes (everything but the id, the creation time and the import):
     /// one cached statement, where a record update would build and look up its SQL on every keystroke.
     func saveChange(_ db: Database) throws {
-        guard let localID else { throw StoreError.memoNotFound(id: id) }
+        let localID = try storedLocalID
         try db.cachedStatement(sql: """
             UPDATE memo SET text = ?, title = ?, preview = ?, modifiedAt = ?, version = ?, seq = ?, deleted = ?, indexed = ?
             WHERE localID = ?
             """).execute(arguments: [Data(text.utf8), title, preview, modifiedAt, version, seq, deleted, indexed, localID])
+    }
+
+    /// The local id of a memo read from the store or inserted into it; one never stored has none.
+    var storedLocalID: Int64 {
+        get throws(StoreError) {
+            guard let localID else { throw .memoNotFound(id: id) }
+            return localID
+        }
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) {

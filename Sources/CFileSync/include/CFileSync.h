@@ -4,9 +4,10 @@
 #ifndef CFILESYNC_H
 #define CFILESYNC_H
 
-/// On Linux, writes to disk everything written to the file system that holds the open file
-/// `descriptor`, files' data and folders' entries (`syncfs(2)`). Elsewhere it syncs `descriptor` alone
-/// (`fsync(2)`): for a folder, its entries, not its files' data. Returns 0, or -1 with `errno` set.
-int cfilesync_file_system(int descriptor);
+#if defined(__linux__)
+/// Writes to disk everything written to the file system that holds the open file `descriptor`: files'
+/// data and folders' entries (`syncfs(2)`). Returns 0, or -1 with `errno` set.
+int cfilesync_syncfs(int descriptor);
+#endif
 
 #endif

@@ -287,8 +287,7 @@ extension MemoStore {
             try memo.update(db)
             if !memo.deleted { try cacheInsert(memo, db) }
             try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
-            guard let localID = memo.localID else { throw StoreError.memoNotFound(id: memo.id) }
-            return visible ? localID : nil
+            return visible ? try memo.storedLocalID : nil
         }
         guard let text = revision.content.text else {
             // A memo this device never had, deleted elsewhere: only its history is kept.
@@ -300,7 +299,6 @@ extension MemoStore {
         try memo.insert(db)
         try cacheInsert(memo, db)
         try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
-        guard let localID = memo.localID else { throw StoreError.memoNotFound(id: memo.id) }
-        return localID
+        return try memo.storedLocalID
     }
 }
