@@ -1,3 +1,4 @@
+import CSQLiteLogWrites
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -20,6 +21,10 @@ import Synchronization
 /// itself, as SQLite would, copying what the background has not; unless the commit is a writer's last
 /// for a while, or comes while an import runs (see `leavingCheckpointsToBackground`): an import copies
 /// the log itself between its chunks, past `Limits.importPages`.
+///
+/// Every checkpoint, here and the exit's, takes its turn with the log's restarts (`checkpointInTurn`):
+/// a checkpoint on a connection of its own while the writer commits is the setting of SQLite's
+/// WAL-reset race, which loses committed pages (see `CSQLiteLogWrites`).
 final class LogCheckpointer: Sendable {
     /// When a commit asks for a checkpoint, in pages of the log.
     struct Limits: Sendable {
@@ -127,7 +132,7 @@ final class LogCheckpointer: Sendable {
         switch next {
         case .nothing: break
         case .queueCheckpoint: queue.async { self.checkpointNow() }
-        case .checkpointHere: _ = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        case .checkpointHere: _ = cloudnotes_checkpoint(UnsafeMutableRawPointer(connection), name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         }
     }
 
@@ -167,7 +172,7 @@ final class LogCheckpointer: Sendable {
     /// A passive checkpoint on `connection`: how many of the log's pages are now copied, or nil when it
     /// could not run (another checkpoint under way, the store's file gone).
     private func copyLog(on connection: any DatabaseWriter) -> Int32? {
-        let copied = try? connection.writeWithoutTransaction { db in try db.checkpoint(.passive).checkpointedFrameCount }
+        let copied = try? connection.writeWithoutTransaction { db in try db.checkpointInTurn(.passive).copiedFrames }
         return copied.map { Int32(clamping: $0) }
     }
 
@@ -185,7 +190,7 @@ final class LogCheckpointer: Sendable {
 
     /// The checkpointing connection, opened at the first checkpoint (not with the store: starting up
     /// costs no more than before).
-    private func connection() throws -> DatabaseQueue {
+    func connection() throws -> DatabaseQueue {
         if let connection = state.withLock({ $0.connection }) { return connection }
         // Opening would create a file that is gone (a queued checkpoint after the store's folder was removed).
         guard access(path, F_OK) == 0 else { throw StoreError.writeFailed("the store's file is gone") }
@@ -200,5 +205,20 @@ final class LogCheckpointer: Sendable {
     /// one would make give up), after those already queued.
     func exclusively<T>(_ body: () throws -> T) rethrows -> T {
         try queue.sync(execute: body)
+    }
+}
+
+// MARK: - Checkpoints in turn with the log's restarts
+
+extension Database {
+    /// Checkpoints this connection's log in `mode`, as `checkpoint(_:on:)` does, while no other
+    /// connection of this process may start the log again: the store's every checkpoint goes through
+    /// here, to keep clear of SQLite's WAL-reset race (see `CSQLiteLogWrites`).
+    func checkpointInTurn(_ mode: CheckpointMode) throws -> (logFrames: Int, copiedFrames: Int) {
+        var logFrames: CInt = -1
+        var copiedFrames: CInt = -1
+        let code = cloudnotes_checkpoint(UnsafeMutableRawPointer(sqliteConnection), "main", mode.rawValue, &logFrames, &copiedFrames)
+        guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: lastErrorMessage) }
+        return (Int(logFrames), Int(copiedFrames))
     }
 }

@@ -8,6 +8,16 @@
 /// result code.
 int cloudnotes_combine_log_writes(void);
 
+/// Checkpoints the log of `connection` (an `sqlite3 *`) as `sqlite3_wal_checkpoint_v2` does, while no
+/// other connection of this process may start the log again (SQLite's WAL-reset race, see LogWrites.c).
+/// Every checkpoint the store asks for goes through here. An SQLite result code.
+int cloudnotes_checkpoint(void *connection, const char *schema, int mode, int *logFrames, int *copiedFrames);
+
+/// For tests: `hook` runs inside each checkpoint of this process, after it has read a log header that
+/// changed and before it looks at how much of the log is copied (the race's window), with the
+/// checkpointing connection's database file (its `SQLITE_FCNTL_FILE_POINTER`). NULL removes it.
+void cloudnotes_set_checkpoint_window_hook(void (*hook)(void *context, void *file), void *context);
+
 /// What a connection's log was asked to write and what it wrote, for tests.
 typedef struct {
     /// `xWrite` calls SQLite made on the log.

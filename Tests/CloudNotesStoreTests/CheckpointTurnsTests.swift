@@ -1,0 +1,115 @@
+import CSQLiteLogWrites
+import CloudNotesTestSupport
+import Foundation
+import GRDB
+import GRDBSQLite
+import Testing
+
+@testable import CloudNotesStore
+
+/// No connection of this process starts the write-ahead log again while one of its checkpoints is under
+/// way (`cloudnotes_checkpoint`), which keeps the store clear of SQLite's WAL-reset race
+/// (https://sqlite.org/wal.html#walresetbug; this machine's SQLite 3.40.1 has it).
+///
+/// Serialized: the window's hook is the whole process's.
+@Suite("Checkpoints in turn with the log's restarts", .serialized)
+struct CheckpointTurnsTests {
+    @Test("a restart inside another connection's checkpoint appends instead, and no committed page is lost")
+    func restartInsideACheckpoint() throws {
+        try #require(cloudnotes_combine_log_writes() == SQLITE_OK)
+        let folder = try temporaryFolder()
+        var configuration = Configuration()
+        // Every checkpoint here is the test's own.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        let checkpointing = try DatabaseQueue(path: folder + "/race.sqlite", configuration: configuration)
+        try checkpointing.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                PRAGMA journal_mode = WAL;
+                CREATE TABLE t (a INTEGER PRIMARY KEY, b BLOB);
+                WITH s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20) INSERT INTO t SELECT NULL, randomblob(600) FROM s;
+                CREATE INDEX t_b ON t(b);
+                """)
+            _ = try db.checkpointInTurn(.passive)
+        }
+        // The other connection changes every row and copies the whole log: the next checkpoint of the
+        // first finds a header it has not read.
+        let writing = try DatabaseQueue(path: folder + "/race.sqlite", configuration: configuration)
+        try writing.writeWithoutTransaction { db in
+            try db.execute(sql: "UPDATE t SET b = randomblob(600)")
+            let (logFrames, copiedFrames) = try db.checkpointInTurn(.passive)
+            try #require(logFrames > 0 && copiedFrames == logFrames)
+        }
+        let window = try CheckpointWindow(of: checkpointing) {
+            try writing.write { db in try db.execute(sql: "UPDATE t SET b = randomblob(600) WHERE a < 5") }
+        }
+        try window.open { try checkpointing.writeWithoutTransaction { db in _ = try db.checkpointInTurn(.passive) } }
+        #expect(window.runs == 1, "the other connection committed inside the checkpoint")
+        // Had that commit started the log again, the first checkpoint would have left a wrong mark, and
+        // this one would skip pages of the log: "row 1 missing from index t_b", and more.
+        try writing.write { db in try db.execute(sql: "UPDATE t SET b = randomblob(600)") }
+        try checkpointing.writeWithoutTransaction { db in _ = try db.checkpointInTurn(.passive) }
+        #expect(try checkpointing.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") } == ["ok"])
+    }
+
+    @Test("a keystroke committed during the store's background checkpoint appends to the log")
+    func storeWritesDuringItsCheckpoint() throws {
+        let store = try MemoStore(path: temporaryStorePath(), durability: .committed, readOnly: false,
+                                  discardingAbandonedImports: true, logLimits: .init(backgroundPages: .max, inlinePages: .max))
+        let checkpointer = try #require(store.checkpointer)
+        let first = try store.create(text: "first", now: 1, filter: nil).memo
+        checkpointer.checkpointNow()
+        // A long memo, copied whole by the writer: the background connection has not read that log.
+        let long = try store.create(text: String(repeating: "회의 meeting notes\n", count: 3_000), now: 2, filter: nil).memo
+        _ = try store.writer.writeWithoutTransaction { db in try db.checkpointInTurn(.passive) }
+        let pagesBefore = checkpointer.pagesInLog
+        var pagesAfter: Int32 = 0
+        var keystroke: StoredMemo?
+        let window = try CheckpointWindow(of: try checkpointer.connection()) {
+            keystroke = try store.update(id: first.id, text: "first!", baseVersion: nil, now: 3, filter: nil).memo
+            pagesAfter = checkpointer.pagesInLog
+        }
+        try window.open { checkpointer.checkpointNow() }
+        #expect(window.runs == 1, "the background checkpoint ran in its turn")
+        // Started again, the log would hold the keystroke's few pages alone, fewer than the long memo's.
+        #expect(pagesAfter > pagesBefore, "the keystroke appended to the log (\(pagesBefore) pages, then \(pagesAfter))")
+        #expect(try store.memo(id: first.id)?.text == keystroke?.text)
+        #expect(try store.memo(id: long.id)?.text == long.text)
+        #expect(try store.integrityCheck() == "ok")
+    }
+}
+
+/// Runs an action in the race's window of the next checkpoint on one connection: once, and for that
+/// connection's file only, since other suites' stores checkpoint meanwhile.
+final class CheckpointWindow: @unchecked Sendable {
+    private let file: UnsafeMutableRawPointer
+    private var action: (() throws -> Void)?
+    private var failure: (any Error)?
+    private(set) var runs = 0
+
+    init(of connection: DatabaseQueue, _ action: @escaping () throws -> Void) throws {
+        var file: UnsafeMutableRawPointer?
+        try connection.writeWithoutTransaction { db in
+            _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_FILE_POINTER, &file)
+        }
+        self.file = try #require(file)
+        self.action = action
+    }
+
+    /// Runs `body` with the window open, then rethrows what the action threw.
+    func open<T>(_ body: () throws -> T) throws -> T {
+        cloudnotes_set_checkpoint_window_hook({ context, file in
+            Unmanaged<CheckpointWindow>.fromOpaque(context!).takeUnretainedValue().enter(file)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        defer { cloudnotes_set_checkpoint_window_hook(nil, nil) }
+        let result = try body()
+        if let failure { throw failure }
+        return result
+    }
+
+    private func enter(_ file: UnsafeMutableRawPointer?) {
+        guard file == self.file, let action else { return }
+        self.action = nil
+        runs += 1
+        do { try action() } catch { failure = error }
+    }
+}
