@@ -30,7 +30,24 @@ def integrity(store) -> str:
         return db.execute("PRAGMA integrity_check").fetchone()[0]
 
 
-def nearest_difference(committed: dict[str, str], candidates: list[dict[str, str]], ops, acknowledged: int) -> str:
+def rows_in_file(store, keys) -> str:
+    """What the file itself holds for `keys`, read past the server: for a memo the list lacks, whether its
+    row is gone, marked deleted or hidden, or there but missing from the list's index."""
+    lines = []
+    with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+        for key in sorted(keys):
+            rows = db.execute(
+                "SELECT localID, deleted, importBatch IS NOT NULL, seq, modifiedAt, length(text) FROM memo "
+                "WHERE substr(text, 1, ?) = ?", (len(key.encode()), key.encode())).fetchall()
+            listed = [db.execute("SELECT count(*) FROM memo INDEXED BY memo_order WHERE deleted = 0 AND importBatch IS NULL "
+                                 "AND modifiedAt = ? AND seq = ?", (row[4], row[3])).fetchone()[0] for row in rows]
+            lines.append(f"  in the file, {key}: " + (", ".join(
+                f"localID {row[0]} deleted {row[1]} hidden {row[2]} seq {row[3]} {row[5]} bytes, "
+                f"in memo_order {count}" for row, count in zip(rows, listed)) or "no row"))
+    return "\n".join(lines)
+
+
+def nearest_difference(store, committed: dict[str, str], candidates: list[dict[str, str]], ops, acknowledged: int) -> str:
     """What a failure needs to be read: the memos where the store differs from the candidate state
     nearest to it, and the last round's requests, marked where the acknowledged ones end."""
     def short(text: str | None) -> str:
@@ -42,9 +59,11 @@ def nearest_difference(committed: dict[str, str], candidates: list[dict[str, str
     nearest = min(range(len(candidates)), key=lambda index: distance(candidates[index]))
     lines = [f"nearest: the state after {acknowledged + nearest} of {len(ops)} requests "
              f"({acknowledged} acknowledged)"]
-    for key in sorted(set(candidates[nearest]) | set(committed)):
-        if candidates[nearest].get(key) != committed.get(key):
-            lines.append(f"  {key}: in the store {short(committed.get(key))}, expected {short(candidates[nearest].get(key))}")
+    differing = [key for key in sorted(set(candidates[nearest]) | set(committed))
+                 if candidates[nearest].get(key) != committed.get(key)]
+    for key in differing:
+        lines.append(f"  {key}: in the store {short(committed.get(key))}, expected {short(candidates[nearest].get(key))}")
+    lines.append(rows_in_file(store, differing))
     lines += [f"  request {index}{' (acknowledged)' if index < acknowledged else ''}: {kind} {key} {short(text)}"
               for index, (kind, key, text) in enumerate(ops)]
     return "\n".join(lines)
@@ -74,7 +93,7 @@ def test_kill_minus_9_at_random_moments(servers):
         assert committed in candidates, (
             f"round {round_number}: the store after the kill is not the result of any prefix of the "
             f"requests of the last round that includes every acknowledged one (integrity_check: {soundness})\n"
-            + nearest_difference(committed, candidates, last_round[0], last_round[1]))
+            + nearest_difference(store, committed, candidates, last_round[0], last_round[1]))
         assert soundness == "ok"
         for key in rng.sample(sorted(state), min(3, len(state))):
             found = server.call("memo/search", {"query": key})
