@@ -18,26 +18,13 @@
 // - A transaction that ends without committing (rolled back after its frames spilled) leaves its
 //   gathered frames to be written when the connection gives up the log's write lock, which SQLite takes
 //   through the database file: so no connection holds gathered bytes while another may write the log.
-// Database files are wrapped to see that lock go, and for the log's restarts (below); everything else
-// is SQLite's own.
-//
-// The same VFS keeps a log from starting again while a checkpoint of this process is under way.
-// SQLite up to 3.51.2 (this machine has 3.40.1) has a race, its "WAL-reset bug"
-// (https://sqlite.org/wal.html#walresetbug, test/walrestart.test): a checkpoint that reads the header
-// of a log copied whole, and then sees another connection start the log again before it reads how
-// much is copied, leaves a wrong mark behind, and a later checkpoint skips pages of a transaction:
-// committed changes are lost and indexes miss rows. The store checkpoints on a connection of its own
-// while the writer commits (`LogCheckpointer`), which is the race's very setting. So checkpoints go
-// through `cloudnotes_checkpoint`, and while one is under way, the exclusive lock of read marks 1-4
-// that a restart needs is refused to every other connection of the process: the writer then appends
-// to the log, as SQLite does whenever a reader holds those marks, and starts it again at a commit
-// after the checkpoint. A checkpoint in turn waits for a restart holding that lock to finish. (Other
-// processes' connections are not held back: their restarts and checkpoints keep SQLite's race.)
+// Database files are wrapped to see that lock go, and to give a restart of the log its turn against
+// checkpoints (CheckpointTurns.c); everything else is SQLite's own.
 
 #include "CSQLiteLogWrites.h"
+#include "CheckpointTurns.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +42,7 @@ enum {
     LOG_WRITE_LOCK = 0,
     // Read marks 1 to 4 (WAL_READ_LOCK(1) and WAL_NREADER - 1), which a restart of the log locks
     // together, exclusively: only a restart (walRestartLog) and a RESTART or TRUNCATE checkpoint,
-    // which restarts the log itself, ask for them so.
+    // which restarts the log itself, ask for them so (see CheckpointTurns.c).
     FIRST_RESTART_LOCK = 4,
     RESTART_LOCK_COUNT = 4,
     // The file control that reads a connection's counts ("CN" and a number SQLite does not use).
@@ -83,22 +70,12 @@ typedef struct {
     cloudnotes_log_write_counts counts;
 } LogFile;
 
-/// One database file's checkpoints under way in this process, and its connections' restarts holding
-/// their locks (see `cloudnotes_checkpoint`): shared by the file's connections, found by its name.
-typedef struct FileTurns {
-    struct FileTurns *next;
-    char *name;
-    int users;
-    int checkpoints;
-    int restarts;
-} FileTurns;
-
 /// A database file: SQLite's own, and the log its connection opened.
 typedef struct DatabaseFile {
     sqlite3_file base;
     sqlite3_file *real;
     LogFile *log;
-    /// The turns of every connection of this process to the same file; NULL when they could not be had.
+    /// The turns of this process's connections to the same file; NULL when they could not be had.
     FileTurns *turns;
     /// This file's connection runs a checkpoint (`cloudnotes_checkpoint`).
     int checkpointing;
@@ -106,46 +83,13 @@ typedef struct DatabaseFile {
     int holdsRestartLocks;
 } DatabaseFile;
 
-// MARK: - Restarts and checkpoints, one at a time
+// MARK: - The race's window, for tests
 
-/// Every file's turns, changed under one mutex: a restart is refused while a checkpoint of its file
-/// runs, and a checkpoint waits for a restart's locks to go.
 static struct {
     pthread_mutex_t mutex;
-    FileTurns *files;
-    void (*windowHook)(void *, void *);
-    void *windowHookContext;
-} allTurns = {.mutex = PTHREAD_MUTEX_INITIALIZER};
-
-/// The turns of the file `name` (SQLite's full path of it), one more user counted; NULL without memory.
-static FileTurns *takeTurns(const char *name) {
-    pthread_mutex_lock(&allTurns.mutex);
-    FileTurns *found = allTurns.files;
-    while (found && strcmp(found->name, name) != 0) found = found->next;
-    if (!found && (found = calloc(1, sizeof *found)) && !(found->name = strdup(name))) {
-        free(found);
-        found = NULL;
-    }
-    if (found && found->users++ == 0) {
-        found->next = allTurns.files;
-        allTurns.files = found;
-    }
-    pthread_mutex_unlock(&allTurns.mutex);
-    return found;
-}
-
-static void leaveTurns(FileTurns *file) {
-    if (!file) return;
-    pthread_mutex_lock(&allTurns.mutex);
-    if (--file->users == 0) {
-        FileTurns **link = &allTurns.files;
-        while (*link != file) link = &(*link)->next;
-        *link = file->next;
-        free(file->name);
-        free(file);
-    }
-    pthread_mutex_unlock(&allTurns.mutex);
-}
+    void (*hook)(void *, void *);
+    void *context;
+} window = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
 static int isRestartLock(int offset, int count) {
     return offset == FIRST_RESTART_LOCK && count == RESTART_LOCK_COUNT;
@@ -314,7 +258,7 @@ static int databaseClose(sqlite3_file *base) {
     DatabaseFile *database = (DatabaseFile *)base;
     // SQLite closes a connection's log first; should it not, the log forgets this file.
     if (database->log) database->log->database = NULL;
-    leaveTurns(database->turns);
+    turnsLeave(database->turns);
     database->turns = NULL;
     return database->real->pMethods->xClose(database->real);
 }
@@ -361,10 +305,10 @@ static int databaseUnfetch(sqlite3_file *base, sqlite3_int64 offset, void *point
     // A checkpoint calls this right after reading a log header that changed, before it looks at how
     // much of the log is copied: the race's window, where a test restarts the log.
     if (((DatabaseFile *)base)->checkpointing && offset == 0 && !pointer) {
-        pthread_mutex_lock(&allTurns.mutex);
-        void (*hook)(void *, void *) = allTurns.windowHook;
-        void *context = allTurns.windowHookContext;
-        pthread_mutex_unlock(&allTurns.mutex);
+        pthread_mutex_lock(&window.mutex);
+        void (*hook)(void *, void *) = window.hook;
+        void *context = window.context;
+        pthread_mutex_unlock(&window.mutex);
         if (hook) hook(context, base);
     }
     return REAL(base)->pMethods->xUnfetch(REAL(base), offset, pointer);
@@ -376,27 +320,24 @@ static int databaseShmLock(sqlite3_file *base, int offset, int count, int flags)
     // Bytes still gathered here belong to a transaction that did not commit, and lie past the log's
     // last commit: written while the lock is held, they are what SQLite wrote, and nothing reads them.
     if (releasesWriteLock && database->log) (void)writeGathered(database->log);
-    FileTurns *file = database->turns;
-    if (!file || !isRestartLock(offset, count) || !(flags & SQLITE_SHM_EXCLUSIVE)) {
+    FileTurns *turns = database->turns;
+    if (!turns || !isRestartLock(offset, count) || !(flags & SQLITE_SHM_EXCLUSIVE)) {
         return database->real->pMethods->xShmLock(database->real, offset, count, flags);
     }
     if (flags & SQLITE_SHM_UNLOCK) {
         int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
-        pthread_mutex_lock(&allTurns.mutex);
-        if (database->holdsRestartLocks) file->restarts -= 1;
+        if (database->holdsRestartLocks) turnsEndRestart(turns);
         database->holdsRestartLocks = 0;
-        pthread_mutex_unlock(&allTurns.mutex);
         return rc;
     }
-    pthread_mutex_lock(&allTurns.mutex);
     // Busy, as when a reader holds one of the marks: SQLite appends to the log instead.
-    int rc = file->checkpoints > database->checkpointing
-        ? SQLITE_BUSY : database->real->pMethods->xShmLock(database->real, offset, count, flags);
-    if (rc == SQLITE_OK && !database->holdsRestartLocks) {
+    if (!turnsBeginRestart(turns, database->checkpointing)) return SQLITE_BUSY;
+    int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
+    if (rc == SQLITE_OK) {
         database->holdsRestartLocks = 1;
-        file->restarts += 1;
+    } else {
+        turnsEndRestart(turns);
     }
-    pthread_mutex_unlock(&allTurns.mutex);
     return rc;
 }
 
@@ -445,7 +386,7 @@ static int combiningOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *base,
     if (flags & SQLITE_OPEN_MAIN_DB) {
         DatabaseFile *database = (DatabaseFile *)base;
         int rc = openWrapped(base, &database->real, sizeof *database, &databaseMethods, name, flags, outFlags);
-        if (rc == SQLITE_OK && name) database->turns = takeTurns(name);
+        if (rc == SQLITE_OK && name) database->turns = turnsTake(name);
         return rc;
     }
     if (flags & SQLITE_OPEN_WAL) {
@@ -548,33 +489,21 @@ int cloudnotes_checkpoint(void *connection, const char *schema, int mode, int *l
     sqlite3_file *file = NULL;
     if (sqlite3_file_control(connection, schema, SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK) file = NULL;
     DatabaseFile *database = file && file->pMethods == &databaseMethods ? (DatabaseFile *)file : NULL;
-    FileTurns *turnsOfFile = database ? database->turns : NULL;
-    if (!turnsOfFile) return sqlite3_wal_checkpoint_v2(connection, schema, mode, logFrames, copiedFrames);
-    for (;;) {
-        pthread_mutex_lock(&allTurns.mutex);
-        // A restart holds its locks for a few stores into shared memory.
-        if (turnsOfFile->restarts == 0) break;
-        pthread_mutex_unlock(&allTurns.mutex);
-        sched_yield();
-    }
-    turnsOfFile->checkpoints += 1;
+    FileTurns *turns = database ? database->turns : NULL;
+    if (!turns) return sqlite3_wal_checkpoint_v2(connection, schema, mode, logFrames, copiedFrames);
+    if (!turnsBeginCheckpoint(turns)) return SQLITE_BUSY;
     database->checkpointing = 1;
-    pthread_mutex_unlock(&allTurns.mutex);
-
     int rc = sqlite3_wal_checkpoint_v2(connection, schema, mode, logFrames, copiedFrames);
-
-    pthread_mutex_lock(&allTurns.mutex);
-    turnsOfFile->checkpoints -= 1;
     database->checkpointing = 0;
-    pthread_mutex_unlock(&allTurns.mutex);
+    turnsEndCheckpoint(turns);
     return rc;
 }
 
 void cloudnotes_set_checkpoint_window_hook(void (*hook)(void *context, void *file), void *context) {
-    pthread_mutex_lock(&allTurns.mutex);
-    allTurns.windowHook = hook;
-    allTurns.windowHookContext = context;
-    pthread_mutex_unlock(&allTurns.mutex);
+    pthread_mutex_lock(&window.mutex);
+    window.hook = hook;
+    window.context = context;
+    pthread_mutex_unlock(&window.mutex);
 }
 
 int cloudnotes_log_write_counts_of(void *connection, cloudnotes_log_write_counts *counts) {

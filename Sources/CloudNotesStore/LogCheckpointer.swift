@@ -24,7 +24,7 @@ import Synchronization
 ///
 /// Every checkpoint, here and the exit's, takes its turn with the log's restarts (`checkpointInTurn`):
 /// a checkpoint on a connection of its own while the writer commits is the setting of SQLite's
-/// WAL-reset race, which loses committed pages (see `CSQLiteLogWrites`).
+/// WAL-reset race, which loses committed pages (see `CheckpointTurns.c` in `CSQLiteLogWrites`).
 final class LogCheckpointer: Sendable {
     /// When a commit asks for a checkpoint, in pages of the log.
     struct Limits: Sendable {
@@ -212,8 +212,9 @@ final class LogCheckpointer: Sendable {
 
 extension Database {
     /// Checkpoints this connection's log in `mode`, as `checkpoint(_:on:)` does, while no other
-    /// connection of this process may start the log again: the store's every checkpoint goes through
-    /// here, to keep clear of SQLite's WAL-reset race (see `CSQLiteLogWrites`).
+    /// connection, of this process or another CloudNotes process, may start the log again: the store's
+    /// every checkpoint goes through here, to keep clear of SQLite's WAL-reset race (see
+    /// `CheckpointTurns.c` in `CSQLiteLogWrites`).
     func checkpointInTurn(_ mode: CheckpointMode) throws -> (logFrames: Int, copiedFrames: Int) {
         var logFrames: CInt = -1
         var copiedFrames: CInt = -1

@@ -78,6 +78,92 @@ struct CheckpointTurnsTests {
     }
 }
 
+// MARK: - Other processes
+
+extension CheckpointTurnsTests {
+    /// A store whose log holds a long memo copied whole: its next commit would start the log again.
+    private func storeWithLogCopiedWhole() throws -> (MemoStore, LogCheckpointer, path: String, memo: StoredMemo) {
+        let path = temporaryStorePath()
+        let store = try MemoStore(path: path, durability: .committed, readOnly: false,
+                                  discardingAbandonedImports: true, logLimits: .init(backgroundPages: .max, inlinePages: .max))
+        let memo = try store.create(text: String(repeating: "회의 meeting notes\n", count: 3_000), now: 1, filter: nil).memo
+        _ = try store.writer.writeWithoutTransaction { db in try db.checkpointInTurn(.passive) }
+        return (store, try #require(store.checkpointer), path, memo)
+    }
+
+    @Test("while another process checkpoints the store, a commit appends to the log; after, it starts it again")
+    func restartWaitsForAnotherProcess() throws {
+        let (store, checkpointer, path, memo) = try storeWithLogCopiedWhole()
+        let otherProcess = try ByteLocks(ofSharedMemoryOf: path)
+        try otherProcess.lock(byte: ByteLocks.checkpoint, shared: true)
+        let pagesBefore = checkpointer.pagesInLog
+        _ = try store.update(id: memo.id, text: memo.text + "!", baseVersion: nil, now: 2, filter: nil)
+        #expect(checkpointer.pagesInLog > pagesBefore, "appended (\(pagesBefore) pages, then \(checkpointer.pagesInLog))")
+
+        try otherProcess.unlock(byte: ByteLocks.checkpoint)
+        _ = try store.writer.writeWithoutTransaction { db in try db.checkpointInTurn(.passive) }
+        _ = try store.update(id: memo.id, text: memo.text + "!!", baseVersion: nil, now: 3, filter: nil)
+        #expect(checkpointer.pagesInLog < pagesBefore, "started again (\(checkpointer.pagesInLog) pages)")
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    @Test("while another process starts the log again, a checkpoint waits for it")
+    func checkpointWaitsForAnotherProcess() throws {
+        let (store, checkpointer, path, memo) = try storeWithLogCopiedWhole()
+        _ = try store.update(id: memo.id, text: memo.text + "!", baseVersion: nil, now: 2, filter: nil)
+        let otherProcess = try ByteLocks(ofSharedMemoryOf: path)
+        try otherProcess.lock(byte: ByteLocks.restart, shared: false)
+        let finished = checkpointer.finishedCheckpoints
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            checkpointer.checkpointNow()
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 0.3) == .timedOut, "the checkpoint ran during the other process's restart")
+        try otherProcess.unlock(byte: ByteLocks.restart)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(checkpointer.finishedCheckpoints == finished + 1)
+        #expect(try store.integrityCheck() == "ok")
+    }
+}
+
+/// Another process's side of the turns: locks on the two bytes of the store's shared-memory file that
+/// `CheckpointTurns.c` uses, through an open file description of their own (`F_OFD_SETLK`), which
+/// conflicts with the store's as another process's would.
+final class ByteLocks {
+    static let checkpoint: Int = 136
+    static let restart: Int = 137
+    /// Linux's `F_OFD_SETLK`, which Glibc declares only with `_GNU_SOURCE`.
+    private static let setLock: Int32 = 37
+    private let descriptor: Int32
+
+    init(ofSharedMemoryOf path: String) throws {
+        descriptor = open(path + "-shm", O_RDWR | O_CLOEXEC)
+        try #require(descriptor >= 0)
+    }
+
+    // Closing it drops this process's POSIX locks on the file, SQLite's among them; no other process
+    // uses these stores.
+    deinit { close(descriptor) }
+
+    func lock(byte: Int, shared: Bool) throws {
+        try set(byte: byte, type: shared ? F_RDLCK : F_WRLCK)
+    }
+
+    func unlock(byte: Int) throws {
+        try set(byte: byte, type: F_UNLCK)
+    }
+
+    private func set(byte: Int, type: Int32) throws {
+        var lock = flock()
+        lock.l_type = Int16(type)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(byte)
+        lock.l_len = 1
+        try #require(fcntl(descriptor, Self.setLock, &lock) == 0, "errno \(errno)")
+    }
+}
+
 /// Runs an action in the race's window of the next checkpoint on one connection: once, and for that
 /// connection's file only, since other suites' stores checkpoint meanwhile.
 final class CheckpointWindow: @unchecked Sendable {

@@ -9,8 +9,9 @@
 int cloudnotes_combine_log_writes(void);
 
 /// Checkpoints the log of `connection` (an `sqlite3 *`) as `sqlite3_wal_checkpoint_v2` does, while no
-/// other connection of this process may start the log again (SQLite's WAL-reset race, see LogWrites.c).
-/// Every checkpoint the store asks for goes through here. An SQLite result code.
+/// other connection, of this process or another CloudNotes process, may start the log again (SQLite's
+/// WAL-reset race, see CheckpointTurns.c). Every checkpoint the store asks for goes through here. An
+/// SQLite result code: `SQLITE_BUSY`, having done nothing, when a restart held the log for 5 s.
 int cloudnotes_checkpoint(void *connection, const char *schema, int mode, int *logFrames, int *copiedFrames);
 
 /// For tests: `hook` runs inside each checkpoint of this process, after it has read a log header that
