@@ -7,9 +7,9 @@ import Testing
 
 @testable import CloudNotesStore
 
-/// No connection of this process starts the write-ahead log again while one of its checkpoints is under
-/// way (`cloudnotes_checkpoint`), which keeps the store clear of SQLite's WAL-reset race
-/// (https://sqlite.org/wal.html#walresetbug; this machine's SQLite 3.40.1 has it).
+/// No connection, of this process or another CloudNotes process, starts the write-ahead log again while a
+/// checkpoint is under way (`cloudnotes_checkpoint`), which keeps the store clear of SQLite's WAL-reset
+/// race (https://sqlite.org/wal.html#walresetbug; this machine's SQLite 3.40.1 has it).
 ///
 /// Serialized: the window's hook is the whole process's.
 @Suite("Checkpoints in turn with the log's restarts", .serialized)
