@@ -7,10 +7,12 @@
 // while the writer commits (`LogCheckpointer`), the race's very setting, and other processes (a second
 // editor, the shell) write and checkpoint the same file.
 //
-// A restart asks for its turn when SQLite locks read marks 1-4 together, exclusively (LogWrites.c);
-// refused, SQLite appends to the log instead, as it does whenever a reader holds one of those marks,
-// and starts it again at a later commit. A checkpoint (`cloudnotes_checkpoint`) waits for a restart
-// under way. The two exclude each other:
+// The VFS (LogWrites.c) sees both through SQLite's shared-memory locks. A restart asks for its turn when
+// SQLite locks read marks 1-4 together, exclusively; refused, SQLite appends to the log instead, as it
+// does whenever a reader holds one of those marks, and starts it again at a later commit. A checkpoint,
+// any of them (the store's, GRDB's, SQLite's own as a connection closes), asks when it takes the
+// checkpoint lock, before it reads the log's header, and waits for a restart under way. The two exclude
+// each other:
 // - within this process, by counts under one mutex;
 // - between processes, by two bytes of the log's shared-memory file that SQLite never locks (it locks
 //   bytes 120-128), locked through an open file description of this process's own (`F_OFD_SETLK`),

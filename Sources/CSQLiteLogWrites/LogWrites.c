@@ -18,8 +18,8 @@
 // - A transaction that ends without committing (rolled back after its frames spilled) leaves its
 //   gathered frames to be written when the connection gives up the log's write lock, which SQLite takes
 //   through the database file: so no connection holds gathered bytes while another may write the log.
-// Database files are wrapped to see that lock go, and to give a restart of the log its turn against
-// checkpoints (CheckpointTurns.c); everything else is SQLite's own.
+// Database files are wrapped to see that lock go, and to give checkpoints and restarts of the log their
+// turns (CheckpointTurns.c); everything else is SQLite's own.
 
 #include "CSQLiteLogWrites.h"
 #include "CheckpointTurns.h"
@@ -40,6 +40,9 @@ enum {
     SMALL_CAPACITY = 256 * 1024,
     // The log's write lock, the first of the shared-memory locks (WAL_WRITE_LOCK in SQLite's wal.c).
     LOG_WRITE_LOCK = 0,
+    // The checkpoint lock (WAL_CKPT_LOCK), which every checkpoint takes alone and exclusively before it
+    // reads the log's header, and holds to its end.
+    CHECKPOINT_LOCK = 1,
     // Read marks 1 to 4 (WAL_READ_LOCK(1) and WAL_NREADER - 1), which a restart of the log locks
     // together, exclusively: only a restart (walRestartLog) and a RESTART or TRUNCATE checkpoint,
     // which restarts the log itself, ask for them so (see CheckpointTurns.c).
@@ -77,7 +80,7 @@ typedef struct DatabaseFile {
     LogFile *log;
     /// The turns of this process's connections to the same file; NULL when they could not be had.
     FileTurns *turns;
-    /// This file's connection runs a checkpoint (`cloudnotes_checkpoint`).
+    /// This file's connection holds the checkpoint lock: it runs a checkpoint.
     int checkpointing;
     /// This file's connection holds the read marks' locks of a restart.
     int holdsRestartLocks;
@@ -314,31 +317,57 @@ static int databaseUnfetch(sqlite3_file *base, sqlite3_int64 offset, void *point
     return REAL(base)->pMethods->xUnfetch(REAL(base), offset, pointer);
 }
 
+/// Takes or gives up the checkpoint lock in turn with the log's restarts: every checkpoint, the store's
+/// and SQLite's own (a connection's last, as it closes), waits for a restart under way (CheckpointTurns.c).
+static int checkpointLock(DatabaseFile *database, int offset, int count, int flags) {
+    if (flags & SQLITE_SHM_UNLOCK) {
+        int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
+        if (database->checkpointing) turnsEndCheckpoint(database->turns);
+        database->checkpointing = 0;
+        return rc;
+    }
+    // Busy, as when another connection checkpoints: the checkpoint copies nothing.
+    if (!turnsBeginCheckpoint(database->turns)) return SQLITE_BUSY;
+    int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
+    if (rc == SQLITE_OK) {
+        database->checkpointing = 1;
+    } else {
+        turnsEndCheckpoint(database->turns);
+    }
+    return rc;
+}
+
+/// Takes or gives up the read marks' locks of a restart in turn with checkpoints: refused while another
+/// connection checkpoints (CheckpointTurns.c).
+static int restartLock(DatabaseFile *database, int offset, int count, int flags) {
+    if (flags & SQLITE_SHM_UNLOCK) {
+        int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
+        if (database->holdsRestartLocks) turnsEndRestart(database->turns);
+        database->holdsRestartLocks = 0;
+        return rc;
+    }
+    // Busy, as when a reader holds one of the marks: SQLite appends to the log instead.
+    if (!turnsBeginRestart(database->turns, database->checkpointing)) return SQLITE_BUSY;
+    int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
+    if (rc == SQLITE_OK) {
+        database->holdsRestartLocks = 1;
+    } else {
+        turnsEndRestart(database->turns);
+    }
+    return rc;
+}
+
 static int databaseShmLock(sqlite3_file *base, int offset, int count, int flags) {
     DatabaseFile *database = (DatabaseFile *)base;
     int releasesWriteLock = (flags & SQLITE_SHM_UNLOCK) && offset <= LOG_WRITE_LOCK && offset + count > LOG_WRITE_LOCK;
     // Bytes still gathered here belong to a transaction that did not commit, and lie past the log's
     // last commit: written while the lock is held, they are what SQLite wrote, and nothing reads them.
     if (releasesWriteLock && database->log) (void)writeGathered(database->log);
-    FileTurns *turns = database->turns;
-    if (!turns || !isRestartLock(offset, count) || !(flags & SQLITE_SHM_EXCLUSIVE)) {
-        return database->real->pMethods->xShmLock(database->real, offset, count, flags);
+    if (database->turns && (flags & SQLITE_SHM_EXCLUSIVE)) {
+        if (offset == CHECKPOINT_LOCK && count == 1) return checkpointLock(database, offset, count, flags);
+        if (isRestartLock(offset, count)) return restartLock(database, offset, count, flags);
     }
-    if (flags & SQLITE_SHM_UNLOCK) {
-        int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
-        if (database->holdsRestartLocks) turnsEndRestart(turns);
-        database->holdsRestartLocks = 0;
-        return rc;
-    }
-    // Busy, as when a reader holds one of the marks: SQLite appends to the log instead.
-    if (!turnsBeginRestart(turns, database->checkpointing)) return SQLITE_BUSY;
-    int rc = database->real->pMethods->xShmLock(database->real, offset, count, flags);
-    if (rc == SQLITE_OK) {
-        database->holdsRestartLocks = 1;
-    } else {
-        turnsEndRestart(turns);
-    }
-    return rc;
+    return database->real->pMethods->xShmLock(database->real, offset, count, flags);
 }
 
 static const sqlite3_io_methods databaseMethods = {
@@ -483,21 +512,7 @@ int cloudnotes_combine_log_writes(void) {
     return sqlite3_vfs_register(&combiningVFS, 1);
 }
 
-// MARK: - Checkpoints
-
-int cloudnotes_checkpoint(void *connection, const char *schema, int mode, int *logFrames, int *copiedFrames) {
-    sqlite3_file *file = NULL;
-    if (sqlite3_file_control(connection, schema, SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK) file = NULL;
-    DatabaseFile *database = file && file->pMethods == &databaseMethods ? (DatabaseFile *)file : NULL;
-    FileTurns *turns = database ? database->turns : NULL;
-    if (!turns) return sqlite3_wal_checkpoint_v2(connection, schema, mode, logFrames, copiedFrames);
-    if (!turnsBeginCheckpoint(turns)) return SQLITE_BUSY;
-    database->checkpointing = 1;
-    int rc = sqlite3_wal_checkpoint_v2(connection, schema, mode, logFrames, copiedFrames);
-    database->checkpointing = 0;
-    turnsEndCheckpoint(turns);
-    return rc;
-}
+// MARK: - Tests
 
 void cloudnotes_set_checkpoint_window_hook(void (*hook)(void *context, void *file), void *context) {
     pthread_mutex_lock(&window.mutex);

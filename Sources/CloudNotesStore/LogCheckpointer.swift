@@ -1,4 +1,3 @@
-import CSQLiteLogWrites
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -22,9 +21,9 @@ import Synchronization
 /// for a while, or comes while an import runs (see `leavingCheckpointsToBackground`): an import copies
 /// the log itself between its chunks, past `Limits.importPages`.
 ///
-/// Every checkpoint, here and the exit's, takes its turn with the log's restarts (`checkpointInTurn`):
-/// a checkpoint on a connection of its own while the writer commits is the setting of SQLite's
-/// WAL-reset race, which loses committed pages (see `CheckpointTurns.c` in `CSQLiteLogWrites`).
+/// A checkpoint on a connection of its own while the writer commits is the setting of SQLite's WAL-reset
+/// race, which loses committed pages: the store's VFS gives every checkpoint and every restart of the
+/// log its turn (see `CheckpointTurns.c` in `CSQLiteLogWrites`).
 final class LogCheckpointer: Sendable {
     /// When a commit asks for a checkpoint, in pages of the log.
     struct Limits: Sendable {
@@ -132,7 +131,7 @@ final class LogCheckpointer: Sendable {
         switch next {
         case .nothing: break
         case .queueCheckpoint: queue.async { self.checkpointNow() }
-        case .checkpointHere: _ = cloudnotes_checkpoint(UnsafeMutableRawPointer(connection), name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        case .checkpointHere: _ = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         }
     }
 
@@ -172,7 +171,7 @@ final class LogCheckpointer: Sendable {
     /// A passive checkpoint on `connection`: how many of the log's pages are now copied, or nil when it
     /// could not run (another checkpoint under way, the store's file gone).
     private func copyLog(on connection: any DatabaseWriter) -> Int32? {
-        let copied = try? connection.writeWithoutTransaction { db in try db.checkpointInTurn(.passive).copiedFrames }
+        let copied = try? connection.writeWithoutTransaction { db in try db.checkpoint(.passive).checkpointedFrameCount }
         return copied.map { Int32(clamping: $0) }
     }
 
@@ -205,21 +204,5 @@ final class LogCheckpointer: Sendable {
     /// one would make give up), after those already queued.
     func exclusively<T>(_ body: () throws -> T) rethrows -> T {
         try queue.sync(execute: body)
-    }
-}
-
-// MARK: - Checkpoints in turn with the log's restarts
-
-extension Database {
-    /// Checkpoints this connection's log in `mode`, as `checkpoint(_:on:)` does, while no other
-    /// connection, of this process or another CloudNotes process, may start the log again: the store's
-    /// every checkpoint goes through here, to keep clear of SQLite's WAL-reset race (see
-    /// `CheckpointTurns.c` in `CSQLiteLogWrites`).
-    func checkpointInTurn(_ mode: CheckpointMode) throws -> (logFrames: Int, copiedFrames: Int) {
-        var logFrames: CInt = -1
-        var copiedFrames: CInt = -1
-        let code = cloudnotes_checkpoint(UnsafeMutableRawPointer(sqliteConnection), "main", mode.rawValue, &logFrames, &copiedFrames)
-        guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: lastErrorMessage) }
-        return (Int(logFrames), Int(copiedFrames))
     }
 }

@@ -354,7 +354,7 @@ public final class MemoStore: Sendable {
 
     /// Folds the write-ahead log back into the file, so that the next start reads less; for a clean exit.
     public func checkpoint() {
-        let truncate = { _ = try? self.writer.writeWithoutTransaction { db in try db.checkpointInTurn(.truncate) } }
+        let truncate = { _ = try? self.writer.writeWithoutTransaction { db in try db.checkpoint(.truncate) } }
         if let checkpointer { checkpointer.exclusively(truncate) } else { truncate() }
     }
 

@@ -8,7 +8,7 @@ import Testing
 @testable import CloudNotesStore
 
 /// No connection, of this process or another CloudNotes process, starts the write-ahead log again while a
-/// checkpoint is under way (`cloudnotes_checkpoint`), which keeps the store clear of SQLite's WAL-reset
+/// checkpoint is under way (the turns of `CSQLiteLogWrites`), which keeps the store clear of SQLite's WAL-reset
 /// race (https://sqlite.org/wal.html#walresetbug; this machine's SQLite 3.40.1 has it).
 ///
 /// Serialized: the window's hook is the whole process's.
@@ -29,25 +29,25 @@ struct CheckpointTurnsTests {
                 WITH s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 20) INSERT INTO t SELECT NULL, randomblob(600) FROM s;
                 CREATE INDEX t_b ON t(b);
                 """)
-            _ = try db.checkpointInTurn(.passive)
+            _ = try db.checkpoint(.passive)
         }
         // The other connection changes every row and copies the whole log: the next checkpoint of the
         // first finds a header it has not read.
         let writing = try DatabaseQueue(path: folder + "/race.sqlite", configuration: configuration)
         try writing.writeWithoutTransaction { db in
             try db.execute(sql: "UPDATE t SET b = randomblob(600)")
-            let (logFrames, copiedFrames) = try db.checkpointInTurn(.passive)
+            let (logFrames, copiedFrames) = try db.checkpoint(.passive)
             try #require(logFrames > 0 && copiedFrames == logFrames)
         }
         let window = try CheckpointWindow(of: checkpointing) {
             try writing.write { db in try db.execute(sql: "UPDATE t SET b = randomblob(600) WHERE a < 5") }
         }
-        try window.open { try checkpointing.writeWithoutTransaction { db in _ = try db.checkpointInTurn(.passive) } }
+        try window.open { try checkpointing.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) } }
         #expect(window.runs == 1, "the other connection committed inside the checkpoint")
         // Had that commit started the log again, the first checkpoint would have left a wrong mark, and
         // this one would skip pages of the log: "row 1 missing from index t_b", and more.
         try writing.write { db in try db.execute(sql: "UPDATE t SET b = randomblob(600)") }
-        try checkpointing.writeWithoutTransaction { db in _ = try db.checkpointInTurn(.passive) }
+        try checkpointing.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
         #expect(try checkpointing.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") } == ["ok"])
     }
 
@@ -60,7 +60,7 @@ struct CheckpointTurnsTests {
         checkpointer.checkpointNow()
         // A long memo, copied whole by the writer: the background connection has not read that log.
         let long = try store.create(text: String(repeating: "회의 meeting notes\n", count: 3_000), now: 2, filter: nil).memo
-        _ = try store.writer.writeWithoutTransaction { db in try db.checkpointInTurn(.passive) }
+        _ = try store.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         let pagesBefore = checkpointer.pagesInLog
         var pagesAfter: Int32 = 0
         var keystroke: StoredMemo?
@@ -87,7 +87,7 @@ extension CheckpointTurnsTests {
         let store = try MemoStore(path: path, durability: .committed, readOnly: false,
                                   discardingAbandonedImports: true, logLimits: .init(backgroundPages: .max, inlinePages: .max))
         let memo = try store.create(text: String(repeating: "회의 meeting notes\n", count: 3_000), now: 1, filter: nil).memo
-        _ = try store.writer.writeWithoutTransaction { db in try db.checkpointInTurn(.passive) }
+        _ = try store.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         return (store, try #require(store.checkpointer), path, memo)
     }
 
@@ -101,7 +101,7 @@ extension CheckpointTurnsTests {
         #expect(checkpointer.pagesInLog > pagesBefore, "appended (\(pagesBefore) pages, then \(checkpointer.pagesInLog))")
 
         try otherProcess.unlock(byte: ByteLocks.checkpoint)
-        _ = try store.writer.writeWithoutTransaction { db in try db.checkpointInTurn(.passive) }
+        _ = try store.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         _ = try store.update(id: memo.id, text: memo.text + "!!", baseVersion: nil, now: 3, filter: nil)
         #expect(checkpointer.pagesInLog < pagesBefore, "started again (\(checkpointer.pagesInLog) pages)")
         #expect(try store.integrityCheck() == "ok")

@@ -4,15 +4,10 @@
 #include <stdint.h>
 
 /// Makes the process's default SQLite VFS one that writes each write-ahead log's frames with one
-/// `pwrite` per transaction instead of two per page (see LogWrites.c). Idempotent; returns an SQLite
-/// result code.
+/// `pwrite` per transaction instead of two per page (see LogWrites.c), and that gives every checkpoint
+/// and every restart of a log its turn, in this process and between CloudNotes processes, against
+/// SQLite's WAL-reset race (see CheckpointTurns.c). Idempotent; returns an SQLite result code.
 int cloudnotes_combine_log_writes(void);
-
-/// Checkpoints the log of `connection` (an `sqlite3 *`) as `sqlite3_wal_checkpoint_v2` does, while no
-/// other connection, of this process or another CloudNotes process, may start the log again (SQLite's
-/// WAL-reset race, see CheckpointTurns.c). Every checkpoint the store asks for goes through here. An
-/// SQLite result code: `SQLITE_BUSY`, having done nothing, when a restart held the log for 5 s.
-int cloudnotes_checkpoint(void *connection, const char *schema, int mode, int *logFrames, int *copiedFrames);
 
 /// For tests: `hook` runs inside each checkpoint of this process, after it has read a log header that
 /// changed and before it looks at how much of the log is copied (the race's window), with the
