@@ -11,6 +11,9 @@ import pytest
 
 from conftest import BINARY, REPO
 
+sys.path.insert(0, str(REPO / "bench"))
+import cloudnotes_bench as bench  # noqa: E402
+
 SIZES = (200, 400)
 
 # Each latency scenario the table prints, with p50, p99 and max.
@@ -75,3 +78,41 @@ def test_the_imports_baseline_is_measured_just_before_the_import(bench_run):
         lines = block.splitlines()
         raw = lines.index("baseline: raw SQLite insert of the same rows (no full-text index, as the server's import)")
         assert lines[raw + 2] == "import", block
+
+
+# A peer that answers each line with a notification and a response, as the server answers an update,
+# and writes them a few bytes at a time, so that reads end inside the marks the reader counts.
+DRIBBLING_PEER = r"""
+import os, sys, time
+for line in sys.stdin.buffer:
+    rid = line.split(b'"id":', 1)[1].split(b",", 1)[0]
+    out = (b'{"jsonrpc":"2.0","method":"list/didUpdate","params":{"id":' + rid + b'}}\n'
+           + b'{"jsonrpc":"2.0","id":' + rid + b',"result":{"text":"' + b"x" * int(rid) + b'"}}\n')
+    for start in range(0, len(out), 7):
+        os.write(1, out[start:start + 7])
+        time.sleep(0.0002)
+"""
+
+
+def test_pipelined_counts_responses_that_arrive_in_pieces():
+    lines = [b'{"jsonrpc":"2.0","id":%d,"method":"memo/update"}\n' % i for i in range(1, 41)]
+    peer = bench.Driver([sys.executable, "-c", DRIBBLING_PEER], timeout=60, label="dribbling peer")
+    received = []
+    try:
+        _, responses = bench.pipelined(peer, lines, received=received)
+    finally:
+        peer.proc.stdin.close()
+        peer.proc.wait(timeout=10)
+    assert [json.loads(r)["id"] for r in responses] == list(range(1, 41))
+    assert json.loads(responses[-1])["result"]["text"] == "x" * 40, "the last response is read whole"
+    assert len(received) == 80 and b"list/didUpdate" in received[0]
+
+
+def test_pipelined_through_cat_counts_every_line():
+    lines = [b'{"id":%d,"text":"%s"}\n' % (i, b"y" * (i % 97)) for i in range(3000)]
+    cat = bench.Driver(["cat"], timeout=60, label="cat")
+    try:
+        _, echoed = bench.pipelined(cat, lines, count_every_line=True)
+    finally:
+        cat.close_cat()
+    assert [line + b"\n" for line in echoed] == lines
