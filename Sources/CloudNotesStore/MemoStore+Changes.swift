@@ -69,17 +69,37 @@ extension MemoStore {
     /// nothing and the next ones still apply. A failure of the store itself rolls back all of them.
     /// The results can be shorter than `updates`: the burst ends after a change that also took other
     /// processes' changes, so that the store, once this returns, is as it was right after that change.
+    ///
+    /// A run of changes to one memo writes its row once, as the run's last change left it: no other
+    /// connection sees the row before the commit, and the changes before the last would be overwritten
+    /// in the same transaction (half of a keystroke's cost, with its overflow pages and index entries,
+    /// in a burst of typing). A list under a search filter reads the row to place it, so there each
+    /// change is written as it is made.
     public func update(_ updates: [TextUpdate], now: Int64, filter: SearchFilter?) throws -> [Result<ListChange, any Error>] {
         let results = try write { db in
             var results: [Result<ListChange, any Error>] = []
-            // The memo each change left, for the next change of the same memo: not read back.
-            var written: StoredMemo?
+            // The memo as the last change left it, for the next change of the same memo: not read back.
+            var latest: StoredMemo?
+            // Whether `latest` is still to be written.
+            var latestUnwritten = false
+            // The sequence number the last change took: the store's highest, whether written or not.
+            var lastSeq: Int64?
+            let writesLater = filter == nil && !holdsFilteredOrder
             for update in updates {
                 do {
-                    let stored = try written?.id == update.id ? written : Self.liveMemo(id: update.id, db, reusing: recentText.withLock { $0 })
-                    let change = try applyUpdate(update, now: now, filter: filter, stored: stored, db)
+                    if let memo = latest, memo.id != update.id, latestUnwritten {
+                        try memo.saveChange(db)
+                        latestUnwritten = false
+                    }
+                    let stored = try latest?.id == update.id ? latest : Self.liveMemo(id: update.id, db, reusing: recentText.withLock { $0 })
+                    let change = try applyUpdate(update, now: now, filter: filter, stored: stored, lastSeq: lastSeq,
+                                                 writingLater: writesLater, db)
                     results.append(.success(change))
-                    written = change.memo
+                    latest = change.memo
+                    if change.changedAnything {
+                        latestUnwritten = writesLater
+                        lastSeq = change.memo.seq
+                    }
                     if change.followsChangesElsewhere { break }
                 } catch let error as DatabaseError {
                     throw error
@@ -87,15 +107,21 @@ extension MemoStore {
                     results.append(.failure(error))
                 }
             }
+            if let latest, latestUnwritten { try latest.saveChange(db) }
             return results
         }
         if let last = results.compactMap({ try? $0.get() }).last { rememberText(of: last.memo) }
         return results
     }
 
-    /// The change of `update` to `stored` (the memo as it is in this transaction), written.
+    /// The change of `update` to `stored` (the memo as it is in this transaction), written unless
+    /// `writingLater`: then the caller writes it, or a later change of the same memo.
+    ///
+    /// A changed memo takes the store's next sequence number: one past `lastSeq`, the number the
+    /// transaction's last change took (that change may not be written yet), else past the file's highest.
     private func applyUpdate(
-        _ update: TextUpdate, now: Int64, filter: SearchFilter?, stored: StoredMemo?, _ db: Database
+        _ update: TextUpdate, now: Int64, filter: SearchFilter?, stored: StoredMemo?, lastSeq: Int64?, writingLater: Bool,
+        _ db: Database
     ) throws -> ListChange {
         guard var memo = stored else { throw StoreError.memoNotFound(id: update.id) }
         if let baseVersion = update.baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
@@ -109,8 +135,8 @@ extension MemoStore {
         // Never backwards: a memo that was edited is at least as new as it was.
         memo.modifiedAt = max(now, memo.modifiedAt)
         memo.version += 1
-        memo.seq = try Self.nextSeq(db)
-        try memo.saveChange(db)
+        memo.seq = try lastSeq.map { $0 + 1 } ?? Self.nextSeq(db)
+        if !writingLater { try memo.saveChange(db) }
         try cacheInsert(memo, db)
         return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), db)
     }

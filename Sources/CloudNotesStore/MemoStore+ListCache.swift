@@ -151,6 +151,10 @@ extension MemoStore {
 
     private var isOrderLoaded: Bool { cache.state.withLock { $0.all != nil } }
 
+    /// Whether the orders in memory include a filtered list, which places each memo written by reading
+    /// its row (`cacheInsert`).
+    var holdsFilteredOrder: Bool { cache.state.withLock { $0.filtered != nil } }
+
     /// Builds the list order in memory now, so that the first request that needs it does not wait.
     public func loadListOrder() throws {
         try serialized { db in try loadAll(db) }

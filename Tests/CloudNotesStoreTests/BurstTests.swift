@@ -17,6 +17,19 @@ private final class CommitCounter: TransactionObserver, Sendable {
 
 private struct Refused: Error {}
 
+/// Counts, through a temporary trigger on the store's writer connection, how often a row of `memo` is
+/// written; returns the count so far.
+private func countingRowWrites(of store: MemoStore) throws -> () throws -> Int {
+    try store.writer.write { db in
+        try db.execute(sql: """
+            CREATE TEMP TABLE rowWrites (count INTEGER NOT NULL);
+            INSERT INTO rowWrites VALUES (0);
+            CREATE TEMP TRIGGER countRowWrites AFTER UPDATE ON main.memo BEGIN UPDATE rowWrites SET count = count + 1; END
+            """)
+    }
+    return { try store.writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "SELECT count FROM rowWrites") ?? -1 } }
+}
+
 @Suite("Bursts of text changes")
 struct BurstTests {
     @Test("a burst is committed once; each change gets the result it would have had alone, refusals included")
@@ -90,5 +103,91 @@ struct BurstTests {
         #expect(results.count == 1)
         #expect(try results[0].get().followsChangesElsewhere)
         #expect(try mine.memo(id: memo.id)?.text == "one")
+    }
+
+    // MARK: - One write of a row per run
+
+    @Test("a run of changes to one memo writes its row once, as the run's last change left it")
+    func oneRowWritePerRun() throws {
+        let path = temporaryStorePath()
+        let store = try MemoStore(path: path)
+        let a = try store.create(text: "a", now: 1, filter: nil).memo
+        let b = try store.create(text: "b", now: 2, filter: nil).memo
+        let rowWrites = try countingRowWrites(of: store)
+        let results = try store.update([
+            .init(id: a.id, baseVersion: 1) { $0 + "1" },
+            .init(id: a.id, baseVersion: 2) { $0 + "2" },
+            .init(id: a.id, baseVersion: 3) { $0 + "3" },
+            .init(id: b.id, baseVersion: 1) { $0 + "1" },
+            .init(id: b.id, baseVersion: nil) { $0 + "2" },
+            .init(id: a.id, baseVersion: 4) { $0 + "4" },
+        ], now: 3, filter: nil).map { try $0.get() }
+        #expect(try rowWrites() == 3)  // a, then b, then a again
+        let seqs = results.map(\.memo.seq)
+        #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $0 < $1 }, "sequence numbers \(seqs)")
+        #expect(results.map(\.memo.version) == [2, 3, 4, 2, 3, 5])
+        #expect(results.map(\.indexAfter) == [0, 0, 0, 0, 0, 0])
+        #expect(results.map(\.indexBefore) == [1, 0, 0, 1, 0, 1])
+
+        // The file holds what the last change of each memo left, at its sequence number.
+        let reopened = try MemoStore(path: path)
+        let storedA = try #require(try reopened.memo(id: a.id))
+        let storedB = try #require(try reopened.memo(id: b.id))
+        #expect((storedA.text, storedA.version, storedA.seq) == ("a1234", 5, results[5].memo.seq))
+        #expect((storedB.text, storedB.version, storedB.seq) == ("b12", 3, results[4].memo.seq))
+        #expect(try reopened.page(filter: nil, offset: 0, limit: 5).map(\.id) == [a.id, b.id])
+        #expect(try reopened.create(text: "c", now: 4, filter: nil).memo.seq == results[5].memo.seq + 1)
+    }
+
+    @Test("under a search filter, each change of a run is written as it is made, and the filtered list follows it",
+          arguments: [true, false])
+    func writtenAsMadeUnderFilter(listedBefore: Bool) throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let memo = try store.create(text: "apple", now: 1, filter: nil).memo
+        _ = try store.create(text: "banana", now: 2, filter: nil)
+        let apple = try #require(SearchFilter("apple"))
+        // Listed or not, the filtered list in memory is built from the rows, by the run's first change at the latest.
+        if listedBefore { #expect(try store.page(filter: apple, offset: 0, limit: 5).map(\.id) == [memo.id]) }
+        let rowWrites = try countingRowWrites(of: store)
+        let results = try store.update([
+            .init(id: memo.id, baseVersion: nil) { _ in "pear" },
+            .init(id: memo.id, baseVersion: nil) { _ in "apple pie" },
+            .init(id: memo.id, baseVersion: nil) { _ in "plum" },
+        ], now: 3, filter: apple).map { try $0.get() }
+        #expect(try rowWrites() == 3)
+        #expect(results.map(\.indexBefore) == [0, nil, 0])
+        #expect(results.map(\.indexAfter) == [nil, 0, nil])
+        #expect(try store.page(filter: apple, offset: 0, limit: 5).isEmpty)
+    }
+
+    @Test("a filtered list kept in memory gets each change of a run right, though the run itself has no filter")
+    func filteredOrderKeptAside() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let memo = try store.create(text: "apple", now: 1, filter: nil).memo
+        let apple = try #require(SearchFilter("apple"))
+        #expect(try store.page(filter: apple, offset: 0, limit: 5).map(\.id) == [memo.id])
+        _ = try store.update([
+            .init(id: memo.id, baseVersion: nil) { _ in "apple pie" },
+            .init(id: memo.id, baseVersion: nil) { _ in "pear" },
+        ], now: 2, filter: nil).map { try $0.get() }
+        #expect(try store.page(filter: apple, offset: 0, limit: 5).isEmpty)
+        #expect(try store.page(filter: nil, offset: 0, limit: 5).map(\.id) == [memo.id])
+    }
+
+    @Test("a run of changes to an indexed memo leaves the full-text index sound and finds the last text")
+    func indexAfterRun() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        let memo = try store.create(text: "apple", now: 1, filter: nil).memo
+        while try store.indexPendingMemos() > 0 {}
+        _ = try store.update([
+            .init(id: memo.id, baseVersion: nil) { _ in "pear" },
+            .init(id: memo.id, baseVersion: nil) { _ in "pear tart" },
+        ], now: 2, filter: nil).map { try $0.get() }
+        while try store.indexPendingMemos() > 0 {}
+        try store.writer.write { db in
+            try db.execute(sql: "INSERT INTO memo_fts(memo_fts, rank) VALUES ('integrity-check', 1)")
+        }
+        #expect(try store.page(filter: SearchFilter("tart"), offset: 0, limit: 5).map(\.id) == [memo.id])
+        #expect(try store.page(filter: SearchFilter("apple"), offset: 0, limit: 5).isEmpty)
     }
 }
