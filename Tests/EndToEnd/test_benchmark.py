@@ -80,6 +80,21 @@ def test_the_imports_baseline_is_measured_just_before_the_import(bench_run):
         assert lines[raw + 2] == "import", block
 
 
+def test_pipelined_rounds_take_turns_across_sizes_and_send_the_same_texts(bench_run):
+    # One pipelined run lasts about half a second, as long as this machine's speed takes to move: the
+    # figure of each size is the median of rounds taken in turns with the other sizes.
+    result, figures, _ = bench_run
+    for size in SIZES:
+        throughput = figures["sizes"][str(size)]["scenarios"]["throughput"]
+        rates = throughput["rounds_per_second"]
+        assert len(rates) == bench.PIPELINED_ROUNDS
+        assert throughput["per_second"] == sorted(rates)[len(rates) // 2]
+        assert len(set(throughput["rounds_start_bytes"])) == 1, throughput["rounds_start_bytes"]
+    headings = [line for line in result.stderr.splitlines() if "pipelined round" in line]
+    order = [(int(line.split()[1].replace(",", "")), int(line.split("round ")[1].split()[0])) for line in headings]
+    assert order == [(200, 1), (400, 1), (400, 2), (200, 2), (200, 3), (400, 3)], headings
+
+
 # A peer that answers each line with a notification and a response, as the server answers an update,
 # and writes them a few bytes at a time, so that reads end inside the marks the reader counts.
 DRIBBLING_PEER = r"""
