@@ -315,8 +315,9 @@ extension MemoStore {
         // term's whole lookup.
         var found: [Int64]
         if let indexQuery = try filter.indexPhrase ?? filter.prefixTermsQuery(db, memoCount: memoCount) {
-            found = indexQuery.isEmpty ? [] : try db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?")
-                .allInt64s(arguments: [indexQuery])
+            found = indexQuery.isEmpty ? [] : try db.cachedStatement(sql: """
+                SELECT \(GatheredIDs.functionName)(rowid) FROM memo_fts WHERE memo_fts MATCH ?
+                """).gatheredInt64s(arguments: [indexQuery])
         } else {
             // The memos the index holds (no text of them holds NUL), read with the quicker condition, in
             // the table's order: SQLite would otherwise walk the visible memos' index (`memo_order`) and

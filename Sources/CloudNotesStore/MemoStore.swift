@@ -208,6 +208,7 @@ public final class MemoStore: Sendable {
         try db.execute(sql: "PRAGMA cache_size = \(-pageCacheKiB)")
         db.add(function: SearchFilter.caseInsensitiveContains)
         db.add(function: IndexFolding.secondLook)
+        try GatheredIDs.register(on: db)
     }
 
     /// Creates the folder (0700) and the file (0600) so that SQLite never creates them world-readable.

@@ -48,13 +48,6 @@ extension Statement {
         }
     }
 
-    /// Every row's first column, as an integer.
-    func allInt64s(arguments: StatementArguments = []) throws -> [Int64] {
-        var values: [Int64] = []
-        try forEachRow(arguments: arguments) { values.append($0.int64(0)) }
-        return values
-    }
-
     private func stepError(_ code: Int32) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code),
                       message: String(cString: sqlite3_errmsg(sqlite3_db_handle(sqliteStatement))), sql: sql)

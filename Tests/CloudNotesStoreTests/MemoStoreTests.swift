@@ -136,16 +136,21 @@ struct MemoStoreTests {
         #expect(row.id == memo.id && row.title == "\u{FFFD}\u{FFFD}" && row.preview == "\u{FFFD}")
     }
 
-    @Test("a statement's integers are read through SQLite's calls: every row, in order; a failing statement throws")
-    func allInt64s() throws {
+    @Test("cloudnotes_gather gathers a query's integers into one value: every row, in order; a failing statement throws")
+    func gatheredInt64s() throws {
         let store = try MemoStore()
         try store.writer.read { db in
-            let values = try db.cachedStatement(sql: "SELECT value FROM json_each(?)")
-            #expect(try values.allInt64s(arguments: ["[3, -1, 9007199254740993, 0]"]) == [3, -1, 9_007_199_254_740_993, 0])
-            #expect(try values.allInt64s(arguments: ["[]"]) == [])
-            let matches = try db.cachedStatement(sql: "SELECT rowid FROM memo_fts WHERE memo_fts MATCH ?")
-            #expect(throws: DatabaseError.self) { try matches.allInt64s(arguments: ["\"unterminated"]) }
-            #expect(try matches.allInt64s(arguments: ["\"nowhere\""]) == [], "the statement was reset after its error")
+            let values = try db.cachedStatement(sql: "SELECT cloudnotes_gather(value) FROM json_each(?)")
+            #expect(try values.gatheredInt64s(arguments: ["[3, -1, 9007199254740993, 0]"]) == [3, -1, 9_007_199_254_740_993, 0])
+            #expect(try values.gatheredInt64s(arguments: ["[]"]) == [])
+            // Past the first buffer's 1,024 values, twice over.
+            let many = try db.cachedStatement(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT cloudnotes_gather(i * 7) FROM n
+                """)
+            #expect(try many.gatheredInt64s(arguments: [5000]) == (1...5000).map { Int64($0 * 7) })
+            let matches = try db.cachedStatement(sql: "SELECT cloudnotes_gather(rowid) FROM memo_fts WHERE memo_fts MATCH ?")
+            #expect(throws: DatabaseError.self) { try matches.gatheredInt64s(arguments: ["\"unterminated"]) }
+            #expect(try matches.gatheredInt64s(arguments: ["\"nowhere\""]) == [], "the statement was reset after its error")
         }
     }
 
