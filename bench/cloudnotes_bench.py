@@ -490,7 +490,7 @@ MS = 1_000_000
 DECOY_TERM = "zqxvkj"  # searched between timed searches; the generated text never holds it
 SEARCH_KEYS = ("rare", "common", "ko2", "en2")  # the searches timed: --rare-term, --common-term, --short-term, --short-ascii-term
 MIN_TIMED_OPS = 50  # a scenario stopped by --budget still has at least this many timed ops
-PIPELINED_ROUNDS = 3  # pipelined runs per size, in turns across sizes; the figure is their median
+PIPELINED_ROUNDS = 5  # pipelined runs per size, in turns across sizes; the figure is their median
 
 
 # ---------------------------------------------------------------------------------------------------

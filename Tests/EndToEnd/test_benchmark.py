@@ -92,7 +92,9 @@ def test_pipelined_rounds_take_turns_across_sizes_and_send_the_same_texts(bench_
         assert len(set(throughput["rounds_start_bytes"])) == 1, throughput["rounds_start_bytes"]
     headings = [line for line in result.stderr.splitlines() if "pipelined round" in line]
     order = [(int(line.split()[1].replace(",", "")), int(line.split("round ")[1].split()[0])) for line in headings]
-    assert order == [(200, 1), (400, 1), (400, 2), (200, 2), (200, 3), (400, 3)], headings
+    # Each round begins with the size after the one the last round began with.
+    expected = [(SIZES[(r + i) % len(SIZES)], r + 1) for r in range(bench.PIPELINED_ROUNDS) for i in range(len(SIZES))]
+    assert order == expected, headings
 
 
 # A peer that answers each line with a notification and a response, as the server answers an update,
