@@ -28,6 +28,29 @@ struct LocalIDSet: Sendable {
         storage = .bitmap(words)
     }
 
+    /// The elements of `elements` whose `id` the set holds, in order, with room made for `expected` of them.
+    ///
+    /// One look at the storage for all of them: testing each of a whole list order's 100,000 entries
+    /// through `contains` took 0.6 ms of a new search for a common term.
+    func filter<Element>(_ elements: [Element], expected: Int, id: (Element) -> Int64) -> [Element] {
+        var kept: [Element] = []
+        kept.reserveCapacity(expected)
+        switch storage {
+        case .bitmap(let words):
+            words.withUnsafeBufferPointer { words in
+                for element in elements {
+                    let id = id(element)
+                    guard id >= 0 else { continue }
+                    let index = Int(id >> 6)
+                    if index < words.count, words[index] & (1 << UInt64(id & 63)) != 0 { kept.append(element) }
+                }
+            }
+        case .hashed(let set):
+            for element in elements where set.contains(id(element)) { kept.append(element) }
+        }
+        return kept
+    }
+
     func contains(_ id: Int64) -> Bool {
         switch storage {
         case .bitmap(let words):

@@ -210,8 +210,7 @@ extension MemoStore {
                 if let few, let all = state.all, few.count == Set(matched).count, few.allSatisfy(all.contains) {
                     entries = few
                 } else {
-                    let matching = LocalIDSet(matched)
-                    entries = state.all?.entries.filter { matching.contains($0.localID) } ?? []
+                    entries = state.all.map { LocalIDSet(matched).filter($0.entries, expected: matched.count, id: \.localID) } ?? []
                 }
                 state.filtered = ListCache.FilteredOrder(filter: filter, order: ListOrder(ascending: entries))
             }

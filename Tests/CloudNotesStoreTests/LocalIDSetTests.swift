@@ -5,13 +5,15 @@ import Testing
 
 @Suite("Sets of local ids")
 struct LocalIDSetTests {
-    /// Every id near the members (and far from them) is in the set exactly when a `Set` holds it.
+    /// Every id near the members (and far from them) is in the set exactly when a `Set` holds it, one
+    /// at a time and filtered together.
     func expectSameAsSet(_ ids: [Int64], probes: [Int64]) {
         let set = LocalIDSet(ids)
         let reference = Set(ids)
         for probe in probes + ids {
             #expect(set.contains(probe) == reference.contains(probe), "id \(probe)")
         }
+        #expect(set.filter(probes + ids, expected: ids.count, id: { $0 }) == (probes + ids).filter(reference.contains))
     }
 
     @Test("dense ids, as SQLite hands them out, answer like a Set", arguments: [0, 1, 10, 1000] as [UInt64])
