@@ -48,14 +48,14 @@ enum GatheredIDs {
                 // Also called after a failed step and for no row at all (no context made then).
                 guard let context else { return }
                 guard let raw = sqlite3_aggregate_context(context, 0),
-                      let values = raw.bindMemory(to: Gathered.self, capacity: 1).pointee.values
+                      case let gathered = raw.bindMemory(to: Gathered.self, capacity: 1).pointee,
+                      let values = gathered.values
                 else {
                     sqlite3_result_zeroblob(context, 0)
                     return
                 }
-                let count = raw.bindMemory(to: Gathered.self, capacity: 1).pointee.count
                 // SQLite frees the buffer when it is done with the value.
-                sqlite3_result_blob64(context, values, sqlite3_uint64(count * MemoryLayout<Int64>.stride)) { free($0) }
+                sqlite3_result_blob64(context, values, sqlite3_uint64(gathered.count * MemoryLayout<Int64>.stride)) { free($0) }
             },
             nil)
         guard code == SQLITE_OK else {

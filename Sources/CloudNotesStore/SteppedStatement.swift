@@ -6,8 +6,8 @@ import GRDBSQLite
 // MARK: - Stepping cached statements through SQLite
 
 /// Steps cached statements through SQLite's own calls: the first row of the few queries that every
-/// request runs (a memo by id, the store's data version), and every row of the reads of many rows (a
-/// search's matches, the whole list order).
+/// request runs (a memo by id, the store's data version), and every row of the reads of many rows (the
+/// whole list order; a search's matches are gathered inside SQLite instead, see `GatheredIDs`).
 ///
 /// A GRDB cursor builds a dictionary of the statement's column names each time it is made (some
 /// 14,000 instructions), and a row read by column name looks each name up in it; the memo lookup
@@ -32,7 +32,7 @@ extension Statement {
 
     /// Binds `arguments`, hands every row to `read` in order, then resets the statement.
     ///
-    /// For the reads of many rows (a search's matches, the whole list order): GRDB's cursors, generic
+    /// For the reads of many rows (the whole list order, a page of the list): GRDB's cursors, generic
     /// over the value's type, looked up type metadata for each row, about a tenth of a search for a
     /// common term.
     func forEachRow(arguments: StatementArguments = [], _ read: (SteppedRow) throws -> Void) throws {
