@@ -1390,6 +1390,9 @@ def pipelined(d: Driver, lines: list[bytes], count_every_line: bool = False,
     buffer[0] = ord("\n")
     read, expected, counted, end = d.proc.stdout.readinto1, len(lines), 0, 1
     lowest = 1 if count_every_line else 0  # the newline put first is no line
+    # Whether the first lines have been looked at for responses that begin otherwise: those would never be
+    # counted, and the reader would wait for the watchdog.
+    looked = count_every_line
 
     def more_to_read() -> bool:
         """Whether a response has yet to begin, or the last one to end."""
@@ -1409,6 +1412,13 @@ def pipelined(d: Driver, lines: list[bytes], count_every_line: bool = False,
         # A marker that began in the bytes before this read and ends in it is counted now, not before.
         counted += buffer.count(marker, max(lowest, end - len(marker) + 1), end + got)
         end += got
+        if not looked and counted == 0 and buffer.count(b"\n", 1, end) >= 8:
+            looked = True
+            unmarked = [line for line in bytes(view[1:end]).split(b"\n")[:-1]
+                        if not line.startswith(NOTIFICATION_PREFIX) and "id" in json.loads(line)]
+            if unmarked:
+                raise BenchError(f"{d.label}: a response begins {unmarked[0][:40]!r}, not {RESPONSE_PREFIXES[0]!r}, "
+                                 "which the pipelined reader counts")
     elapsed = perf_ns() - t0
     thread.join()
     if failure:

@@ -125,6 +125,23 @@ def test_pipelined_counts_responses_that_arrive_in_pieces():
     assert len(received) == 80 and b"list/didUpdate" in received[0]
 
 
+def test_pipelined_refuses_responses_it_would_not_count():
+    # Responses whose keys come in another order never match the reader's mark: it says so after the
+    # first lines, instead of waiting for its watchdog.
+    reordered = DRIBBLING_PEER.replace("""b'{"jsonrpc":"2.0","id":' + rid""", """b'{"id":' + rid + b',"jsonrpc":"2.0"'""")
+    assert reordered != DRIBBLING_PEER
+    peer = bench.Driver([sys.executable, "-c", reordered], timeout=60, label="reordering peer")
+    lines = [b'{"jsonrpc":"2.0","id":%d,"method":"memo/update"}\n' % i for i in range(1, 41)]
+    try:
+        with pytest.raises(bench.BenchError, match="which the pipelined reader counts"):
+            bench.pipelined(peer, lines)
+        assert not peer.killed_by_watchdog
+    finally:
+        peer.proc.stdin.close()
+        peer.proc.kill()
+        peer.proc.wait(timeout=10)
+
+
 def test_pipelined_through_cat_counts_every_line():
     lines = [b'{"id":%d,"text":"%s"}\n' % (i, b"y" * (i % 97)) for i in range(3000)]
     cat = bench.Driver(["cat"], timeout=60, label="cat")
