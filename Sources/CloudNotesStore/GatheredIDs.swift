@@ -28,9 +28,11 @@ enum GatheredIDs {
         let code = sqlite3_create_function_v2(
             connection, functionName, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, nil,
             { context, _, arguments in
-                guard let context, let arguments,
-                      let raw = sqlite3_aggregate_context(context, Int32(MemoryLayout<Gathered>.size))
-                else { return }
+                guard let context, let arguments else { return }
+                guard let raw = sqlite3_aggregate_context(context, Int32(MemoryLayout<Gathered>.size)) else {
+                    sqlite3_result_error_nomem(context)
+                    return
+                }
                 let gathered = raw.bindMemory(to: Gathered.self, capacity: 1)
                 if gathered.pointee.count == gathered.pointee.capacity {
                     let capacity = max(1024, gathered.pointee.capacity * 2)

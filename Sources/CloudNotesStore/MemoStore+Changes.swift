@@ -115,7 +115,9 @@ extension MemoStore {
     }
 
     /// The change of `update` to `stored` (the memo as it is in this transaction), written unless
-    /// `writingLater`: then the caller writes it, or a later change of the same memo.
+    /// `writingLater`: then the caller writes it, or a later change of the same memo. While it is not
+    /// written, nothing here may read its row, which is as the run found it: positions come from the
+    /// orders in memory or from counting the memos above its key, which its old row never is.
     ///
     /// A changed memo takes the store's next sequence number: one past `lastSeq`, the number the
     /// transaction's last change took (that change may not be written yet), else past the file's highest.
