@@ -38,12 +38,7 @@ struct LocalIDSet: Sendable {
         switch storage {
         case .bitmap(let words):
             words.withUnsafeBufferPointer { words in
-                for element in elements {
-                    let id = id(element)
-                    guard id >= 0 else { continue }
-                    let index = Int(id >> 6)
-                    if index < words.count, words[index] & (1 << UInt64(id & 63)) != 0 { kept.append(element) }
-                }
+                for element in elements where Self.bitmap(words, holds: id(element)) { kept.append(element) }
             }
         case .hashed(let set):
             for element in elements where set.contains(id(element)) { kept.append(element) }
@@ -54,11 +49,16 @@ struct LocalIDSet: Sendable {
     func contains(_ id: Int64) -> Bool {
         switch storage {
         case .bitmap(let words):
-            guard id >= 0 else { return false }
-            let index = Int(id >> 6)
-            return index < words.count && words[index] & (1 << UInt64(id & 63)) != 0
+            return words.withUnsafeBufferPointer { Self.bitmap($0, holds: id) }
         case .hashed(let set):
             return set.contains(id)
         }
+    }
+
+    /// Whether the bit of `id` is set in `words`.
+    private static func bitmap(_ words: UnsafeBufferPointer<UInt64>, holds id: Int64) -> Bool {
+        guard id >= 0 else { return false }
+        let index = Int(id >> 6)
+        return index < words.count && words[index] & (1 << UInt64(id & 63)) != 0
     }
 }
