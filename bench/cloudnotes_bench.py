@@ -48,6 +48,12 @@ REPO_DIR = os.path.dirname(BENCH_DIR)
 NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method"'
 RESPONSE_PREFIXES = (b'{"jsonrpc":"2.0","id":', b'{"id":', b'{"error":')
 
+
+def is_response(line: bytes) -> bool:
+    """Whether a line the server wrote is a response: by its first bytes, else (keys in another order) parsed."""
+    return line.startswith(RESPONSE_PREFIXES) or (not line.startswith(NOTIFICATION_PREFIX) and "id" in json.loads(line))
+
+
 # The line of the pipe floor: a small response, echoed through `cat`.
 SMALL_LINE = b'{"id":12345,"jsonrpc":"2.0","result":{"memo":{"id":"0b1e4f5a-8c7d-4e2f-9a3b-6c5d4e3f2a1b","version":7}}}\n'
 # The `initialize` request of a timed start-up (see `timed_start`).
@@ -393,7 +399,7 @@ class Driver:
             seen.append(got)
             if marker in got:
                 return perf_ns() - self.t_spawn, seen
-            if got.startswith(RESPONSE_PREFIXES) or (not got.startswith(NOTIFICATION_PREFIX) and "id" in json.loads(got)):
+            if is_response(got):
                 raise BenchError(f"{self.label}: unexpected response while waiting for {method}: {got[:300]!r}")
             if b'"method":"detail/didClear"' in got and method == "detail/didShow":
                 raise BenchError(f"{self.label}: detail/didClear after initialized: the store looks empty")
@@ -1414,8 +1420,7 @@ def pipelined(d: Driver, lines: list[bytes], count_every_line: bool = False,
         end += got
         if not looked and counted == 0 and buffer.count(b"\n", 1, end) >= 8:
             looked = True
-            unmarked = [line for line in bytes(view[1:end]).split(b"\n")[:-1]
-                        if not line.startswith(NOTIFICATION_PREFIX) and "id" in json.loads(line)]
+            unmarked = [line for line in bytes(view[1:end]).split(b"\n")[:-1] if is_response(line)]
             if unmarked:
                 raise BenchError(f"{d.label}: a response begins {unmarked[0][:40]!r}, not {RESPONSE_PREFIXES[0]!r}, "
                                  "which the pipelined reader counts")
@@ -1427,8 +1432,7 @@ def pipelined(d: Driver, lines: list[bytes], count_every_line: bool = False,
     del view, buffer
     if received is not None:
         received.extend(complete)
-    responses = [got for got in complete if count_every_line or got.startswith(RESPONSE_PREFIXES)
-                 or (not got.startswith(NOTIFICATION_PREFIX) and "id" in json.loads(got))]
+    responses = [got for got in complete if count_every_line or is_response(got)]
     if len(responses) != expected:
         raise BenchError(f"{d.label}: {len(responses)} responses to {expected} pipelined lines")
     return elapsed, responses
