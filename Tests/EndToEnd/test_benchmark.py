@@ -110,13 +110,15 @@ for line in sys.stdin.buffer:
         time.sleep(0.0002)
 """
 
+# Forty updates, numbered from 1, for the peers above.
+UPDATE_LINES = [b'{"jsonrpc":"2.0","id":%d,"method":"memo/update"}\n' % i for i in range(1, 41)]
+
 
 def test_pipelined_counts_responses_that_arrive_in_pieces():
-    lines = [b'{"jsonrpc":"2.0","id":%d,"method":"memo/update"}\n' % i for i in range(1, 41)]
     peer = bench.Driver([sys.executable, "-c", DRIBBLING_PEER], timeout=60, label="dribbling peer")
     received = []
     try:
-        _, responses = bench.pipelined(peer, lines, received=received)
+        _, responses = bench.pipelined(peer, UPDATE_LINES, received=received)
     finally:
         peer.proc.stdin.close()
         peer.proc.wait(timeout=10)
@@ -131,10 +133,9 @@ def test_pipelined_refuses_responses_it_would_not_count():
     reordered = DRIBBLING_PEER.replace("""b'{"jsonrpc":"2.0","id":' + rid""", """b'{"id":' + rid + b',"jsonrpc":"2.0"'""")
     assert reordered != DRIBBLING_PEER
     peer = bench.Driver([sys.executable, "-c", reordered], timeout=60, label="reordering peer")
-    lines = [b'{"jsonrpc":"2.0","id":%d,"method":"memo/update"}\n' % i for i in range(1, 41)]
     try:
         with pytest.raises(bench.BenchError, match="which the pipelined reader counts"):
-            bench.pipelined(peer, lines)
+            bench.pipelined(peer, UPDATE_LINES)
         assert not peer.killed_by_watchdog
     finally:
         peer.proc.stdin.close()
