@@ -30,7 +30,7 @@ let package = Package(
         // Reading JSON fast, without I/O: a strict parser into a tree and a decoder of the tree, the UTF-8
         // check, the search for a string's special bytes. Used for requests and for import files.
         .target(name: "CloudNotesJSON", dependencies: ["CJSONBytes"]),
-        // JSON-lines framing and the JSON-RPC connection over file descriptors.
+        // Framing (JSON lines or LSP's Content-Length headers) and the JSON-RPC connection over file descriptors.
         .target(
             name: "CloudNotesTransport",
             dependencies: [
@@ -117,6 +117,7 @@ let package = Package(
             name: "CloudNotesFuzz",
             dependencies: [
                 "CloudNotesServer",
+                "CloudNotesTransport",
                 "CloudNotesStore",
                 .product(name: "Logging", package: "swift-log"),
             ]

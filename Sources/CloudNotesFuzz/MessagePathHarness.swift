@@ -1,4 +1,5 @@
 import CloudNotesServer
+import CloudNotesTransport
 import CloudNotesStore
 import Foundation
 import Logging
@@ -12,23 +13,37 @@ import Logging
 /// never touch the file system: the server runs with file access off, so `memo/import` takes only
 /// inline memos and `memo/export` is refused.
 enum MessagePathHarness {
-    static let preamble = Data("""
-        {"jsonrpc":"2.0","id":"fuzz-1","method":"initialize","params":{"locale":"ko-KR","timeZone":"Asia/Seoul"}}
-        {"jsonrpc":"2.0","method":"initialized"}
+    static let preamble = [
+        #"{"jsonrpc":"2.0","id":"fuzz-1","method":"initialize","params":{"locale":"ko-KR","timeZone":"Asia/Seoul"}}"#,
+        #"{"jsonrpc":"2.0","method":"initialized"}"#,
+    ]
 
-        """.utf8)
+    /// The preamble in `framing`, then `input`: as it is for JSON lines; for `Content-Length` framing,
+    /// each of its lines as a body with its header when `framingEachLine`, else raw, where a header
+    /// belongs (the header parser's own fuzzing).
+    static func stream(_ input: Data, framing: Framing, framingEachLine: Bool) -> Data {
+        switch framing {
+        case .jsonLines:
+            return Data(preamble.joined(separator: "\n").utf8) + Data("\n".utf8) + input
+        case .contentLength:
+            let lines = framingEachLine ? input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { Data($0) } : []
+            return (preamble.map { Data($0.utf8) } + lines).reduce(into: Data()) { stream, body in
+                stream += Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body
+            } + (framingEachLine ? Data() : input)
+        }
+    }
 
     static let logger = Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() }
 
     /// Runs `input`; stops the process (a crash the fuzzer records) when an invariant breaks.
-    static func run(_ input: Data) {
+    static func run(_ input: Data, framing: Framing = .jsonLines, framingEachLine: Bool = true) {
         let store: MemoStore
         do { store = try MemoStore() } catch { fatalError("cannot open an in-memory store: \(error)") }
         let (inputRead, inputWrite) = makePipe()
         let (outputRead, outputWrite) = makePipe()
         let output = PipeDrain(fileDescriptor: outputRead)
         let feeder = Thread {
-            writeAll(preamble + input, to: inputWrite)
+            writeAll(stream(input, framing: framing, framingEachLine: framingEachLine), to: inputWrite)
             close(inputWrite)
         }
         feeder.start()
@@ -42,12 +57,12 @@ enum MessagePathHarness {
         }
         finished.wait()
         close(inputRead)
-        check(output.lines())
+        check(framing == .jsonLines ? output.lines() : output.bodies())
         let integrity = (try? store.integrityCheck()) ?? "unreadable"
         guard integrity == "ok" else { fatalError("integrity_check after the input: \(integrity)") }
     }
 
-    /// Everything on stdout must be a JSON-RPC 2.0 message, one per line.
+    /// Everything on stdout must be a JSON-RPC 2.0 message, one per line or body.
     static func check(_ lines: [Data]) {
         for line in lines {
             guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
@@ -93,6 +108,24 @@ final class PipeDrain: @unchecked Sendable {
             close(fileDescriptor)
             done.signal()
         }.start()
+    }
+
+    /// The bodies of `Content-Length` framing; a header that is not exactly that is a failure.
+    func bodies() -> [Data] {
+        done.wait()
+        var bodies: [Data] = []
+        var rest = data[...]
+        while !rest.isEmpty {
+            guard let end = rest.firstRange(of: Data("\r\n\r\n".utf8)),
+                  let header = String(data: rest[..<end.lowerBound], encoding: .utf8), header.hasPrefix("Content-Length: "),
+                  let length = Int(header.dropFirst("Content-Length: ".count)), rest.count - (end.upperBound - rest.startIndex) >= length
+            else {
+                return bodies + [Data("a header that is not 'Content-Length: N' and its body".utf8)]
+            }
+            bodies.append(Data(rest[end.upperBound..<(end.upperBound + length)]))
+            rest = rest[(end.upperBound + length)...]
+        }
+        return bodies
     }
 
     func lines() -> [Data] {

@@ -31,7 +31,8 @@ public struct ServerConfiguration: Sendable {
 
 // MARK: - Server
 
-/// A CloudNotes server on a pair of file descriptors: JSON-RPC 2.0, one message per line.
+/// A CloudNotes server on a pair of file descriptors: JSON-RPC 2.0, in JSON lines or with LSP's
+/// `Content-Length` headers, whichever the client's first message used.
 ///
 /// Concurrency rules (which messages may overtake which):
 /// 1. `$/cancelRequest` overtakes everything: the reader thread applies it the moment it arrives
@@ -67,7 +68,7 @@ public struct ServerConfiguration: Sendable {
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
 /// actor awaited one message at a time, and everything shared across threads is `Sendable`.
 public final class Server: Sendable {
-    let reader: LineReader
+    let reader: MessageReader
     let writer: MessageWriter
     let decoder: MessageDecoder
     let dispatcher: Dispatcher
@@ -80,7 +81,7 @@ public final class Server: Sendable {
         for (name, pipe) in [("input", input), ("output", output)] {
             if let bytes = PipeCapacity.enlarge(fileDescriptor: pipe) { logger.debug("\(name) pipe: \(bytes) bytes") }
         }
-        reader = LineReader(fileDescriptor: input, maxLineBytes: configuration.limits.maxMessageBytes)
+        reader = MessageReader(fileDescriptor: input, maxMessageBytes: configuration.limits.maxMessageBytes)
         writer = MessageWriter(fileDescriptor: output)
         decoder = MessageDecoder(maxNestingDepth: configuration.limits.maxNestingDepth)
         let bulkWork = BulkWork()
@@ -129,7 +130,9 @@ public final class Server: Sendable {
             indexer.stop()
             watcher.stop()
         }
+        let writer = writer
         reader.start(
+            onFraming: { framing in writer.use(framing) },
             onFrame: { frame in
                 indexer.noteActivity()
                 let message = decoder.decode(frame)

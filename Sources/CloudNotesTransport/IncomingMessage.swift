@@ -45,16 +45,24 @@ public struct MessageDecoder: Sendable {
         switch frame {
         case .oversized(let byteCount):
             return .invalid(id: nil, error: .invalidRequest("the message is \(byteCount) bytes, over the limit"))
+        case .malformed(let problem):
+            return .invalid(id: nil, error: .parseError(problem))
         case .line(let line):
             return decode(line)
+        case .body(let body):
+            return decode(body, blankIsIgnored: false)
         }
     }
 
-    public func decode(_ line: Data) -> IncomingMessage {
+    /// Decodes one message: a line (where a blank one means nothing) or a `Content-Length` body (where
+    /// it is an error: the header promised a message).
+    public func decode(_ line: Data, blankIsIgnored: Bool = true) -> IncomingMessage {
         let (isBlank, isUTF8) = line.withUnsafeBytes { bytes in
             (bytes.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }, UTF8Validation.isValid(bytes))
         }
-        if isBlank { return .ignored }
+        if isBlank {
+            return blankIsIgnored ? .ignored : .invalid(id: nil, error: .parseError("the message's body is empty"))
+        }
         guard isUTF8 else {
             return .invalid(id: nil, error: .parseError("the line is not valid UTF-8"))
         }

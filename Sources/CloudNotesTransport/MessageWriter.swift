@@ -4,7 +4,8 @@ import Synchronization
 
 // MARK: - Writing messages
 
-/// Writes JSON-RPC messages, one per line, to a file descriptor; safe to call from any thread.
+/// Writes JSON-RPC messages to a file descriptor, in the framing the client speaks (one per line until
+/// told otherwise); safe to call from any thread.
 ///
 /// Between `startBatch()` and `finishBatch()` messages are gathered and written together (in the order
 /// they were sent), so that a request's notifications and response, or the responses to a burst of
@@ -12,6 +13,8 @@ import Synchronization
 public final class MessageWriter: Sendable {
     let fileDescriptor: Int32
     private let state = Mutex(State())
+    /// Whether messages go out with a `Content-Length` header instead of a newline.
+    private let usesContentLength = Atomic(false)
     /// Keys come out in declaration order: clients must not depend on key order.
     private let encoder = StreamingJSONEncoder()
 
@@ -33,6 +36,11 @@ public final class MessageWriter: Sendable {
 
     public init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
+    }
+
+    /// Writes every later message in `framing`: the one the client's first message came in.
+    public func use(_ framing: Framing) {
+        usesContentLength.store(framing == .contentLength, ordering: .relaxed)
     }
 
     public func sendNotification<N: NotificationType>(_ notification: N) {
@@ -72,7 +80,11 @@ public final class MessageWriter: Sendable {
         } catch {
             data = Array(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error: a reply could not be encoded"}}"#.utf8)
         }
-        data.append(UInt8(ascii: "\n"))
+        if usesContentLength.load(ordering: .relaxed) {
+            data.insert(contentsOf: "Content-Length: \(data.count)\r\n\r\n".utf8, at: 0)
+        } else {
+            data.append(UInt8(ascii: "\n"))
+        }
         state.withLock { state in
             guard state.batching else {
                 // Nothing is pending outside a batch (finishing one flushes it): write straight away.

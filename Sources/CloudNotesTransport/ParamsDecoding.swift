@@ -6,14 +6,15 @@ import Foundation
 
 /// Decodes the `params` of a message into its Codable type, with errors that name the param at fault.
 public enum ParamsDecoding {
-    /// Decodes `params`, the JSON text of a message's params; nil (absent) and `null` count as `{}`, so
-    /// that all-optional params get their defaults.
+    /// Decodes `params`, the JSON text of a message's params; nil (absent), `null` and `[]` count as `{}`,
+    /// so that all-optional params get their defaults (`[]` is how Neovim's JSON encoder writes an empty
+    /// Lua table).
     ///
     /// Well-formed params are decoded by `JSONTreeDecoder`, and anything it leaves (every mistake among
     /// them) by Foundation's `JSONDecoder`, whose errors are turned into the ones a client reads.
     public static func decode<Params: Decodable>(_ type: Params.Type, from params: CheckedParams?) throws(ResponseError) -> Params {
         do {
-            guard let json = params?.json, !isNull(json) else {
+            guard let json = params?.json, !meansNoParams(json) else {
                 if let decoded = JSONTreeDecoder.decode(Params.self, from: .object([:])) { return decoded }
                 return try JSONDecoder().decode(Params.self, from: Data("{}".utf8))
             }
@@ -37,8 +38,11 @@ public enum ParamsDecoding {
         }
     }
 
-    private static func isNull(_ json: Data) -> Bool {
-        json.count == 4 && json.elementsEqual("null".utf8)
+    /// Whether the params' JSON text is `null` or an empty array.
+    private static func meansNoParams(_ json: Data) -> Bool {
+        if json.count == 4 { return json.elementsEqual("null".utf8) }
+        let jsonSpace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        return json.first == UInt8(ascii: "[") && json.last == UInt8(ascii: "]") && json.dropFirst().dropLast().allSatisfy(jsonSpace.contains)
     }
 }
 

@@ -100,6 +100,10 @@ struct Serve: AsyncParsableCommand {
         "Seconds edits must settle before the sync they cause.", valueName: "seconds"))
     var syncDelay: Double = 3
 
+    /// What LSP clients pass by habit to ask for stdio; it is the only transport, so it changes nothing.
+    @Flag(name: .long, help: ArgumentHelp("Serve on stdin and stdout (always so; accepted for LSP clients).", visibility: .hidden))
+    var stdio = false
+
     /// `serve`'s own flags parsed without the rest of the command tree, or nil when the arguments ask
     /// for anything else or do not parse (another subcommand, help, the version, a completion script,
     /// a mistake: `parse` throws for each), which the whole tree then handles, messages and all.

@@ -188,10 +188,13 @@ struct ParamsDecodingTests {
         #expect(invalid(ImportRequest.self, #"{"params":{"memos":[1, {"a":{}}], "path": 3}}"#)?.code == .invalidParams)
     }
 
-    @Test("absent or null params mean no params; unknown params are ignored")
+    @Test("absent, null or empty-array params mean no params; unknown params are ignored")
     func lenientWhereLSPIs() throws {
         #expect(try decode(ListRequest.self, "{}") == ListRequest())
         #expect(try decode(ListRequest.self, #"{"params":null}"#) == ListRequest())
+        // Neovim's JSON encoder writes an empty Lua table as an array.
+        #expect(try decode(ListRequest.self, #"{"params":[]}"#) == ListRequest())
+        #expect(try decode(ListRequest.self, #"{"params":[ ]}"#) == ListRequest())
         #expect(try decode(ListRequest.self, #"{"params":{"limit":3,"colour":"red"}}"#) == ListRequest(limit: 3))
         #expect(try decode(ListRequest.self, #"{"params" : {"limit":3} , "params":{"limit":4}}"#) == ListRequest(limit: 3))
     }
