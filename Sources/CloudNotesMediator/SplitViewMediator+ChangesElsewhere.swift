@@ -4,7 +4,8 @@ import CloudNotesStore
 // MARK: - Changes made by other processes
 
 extension SplitViewMediator {
-    /// Catches up with changes other processes (a second editor, the shell) committed to the store.
+    /// Catches up with changes other processes (a second editor, the shell, a sync) committed to the
+    /// store.
     ///
     /// The server calls this when its watcher sees such changes, and every intent does it first, so
     /// that the notifications of an intent always describe a list the client has heard of.
@@ -13,32 +14,71 @@ extension SplitViewMediator {
     }
 
     func catchUp() throws {
-        guard try store.takeChangesElsewhere() else { return }
+        guard let changes = try store.takeChangesElsewhere(filter: filter) else { return }
         do {
-            try resetPanes()
+            try follow(changes)
         } catch {
-            store.forgetCaughtUp()  // the client did not hear of them: the next intent tries again
+            store.forgetCaughtUp()  // the client did not hear of them all: the next intent resets the list
             throw error
         }
     }
 
-    /// Announces a change this process made: one row moved, or, when the change also carried
-    /// changes of other processes the client has not heard of, the whole list again.
+    /// Announces a change this process made: one row moved, after the changes of other processes that
+    /// the change took and the client has not heard of, and the detail pane as those left it.
     func announce(_ change: ListChange) throws {
-        if change.followsChangesElsewhere {
-            try resetPanes()
-        } else {
+        switch change.changesElsewhere {
+        case nil:
             announceMove(of: change)
+        case .reset?:
+            try resetPanes()  // the list read anew holds this change too
+        case .moves(let moves)?:
+            announce(moves)
+            announceMove(of: change)
+            try followSelection()
         }
     }
 
-    /// The list pane reloads (`list/didReset`), as after an import, and the detail pane follows its memo:
+    /// Tells the panes of other processes' changes: the list memo by memo (or anew, when they were too
+    /// many), then the selection and the detail pane as they now are.
+    func follow(_ changes: ChangesElsewhere) throws {
+        switch changes {
+        case .moves(let moves):
+            announce(moves)
+        case .reset:
+            sink.send(ListDidReset(total: try store.count(filter: filter)))
+        }
+        try followSelection()
+    }
+
+    /// The memos that other processes changed: each moved, entered or left the (filtered) list.
+    func announce(_ moves: [ListMove]) {
+        for move in moves { announce(move) }
+    }
+
+    private func announce(_ move: ListMove) {
+        switch (move.from, move.to) {
+        case let (from?, to?):
+            sink.send(ListDidUpdate(fromIndex: from, toIndex: to, row: presenter.row(move.row)))
+        case let (from?, nil):
+            sink.send(ListDidRemove(index: from, id: MemoID(move.row.id)!))
+        case let (nil, to?):
+            sink.send(ListDidInsert(index: to, row: presenter.row(move.row)))
+        case (nil, nil):
+            break
+        }
+    }
+
+    /// The list pane reloads (`list/didReset`), as after an import, and the detail pane follows its memo.
+    func resetPanes() throws {
+        try follow(.reset)
+    }
+
+    /// The detail pane follows its memo after other processes' changes:
     /// - edited elsewhere: `detail/didShow` with the new text and version, so the client's next update
     ///   with the old `baseVersion` is refused instead of overwriting;
     /// - deleted elsewhere: the selection moves as after a delete (rule 4);
     /// - nothing selected and memos appeared: the newest is shown, as at start (rule 1).
-    func resetPanes() throws {
-        sink.send(ListDidReset(total: try store.count(filter: filter)))
+    func followSelection() throws {
         guard let selectedID else {
             if let newest = try store.memo(at: 0, filter: nil) { show(newest) } else { try announceSelection() }
             return

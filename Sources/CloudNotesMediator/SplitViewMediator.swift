@@ -49,7 +49,7 @@ public actor SplitViewMediator {
     /// Rule 1: select and show the newest memo, or clear the detail when there is none.
     public func start() throws(ResponseError) {
         try translatingErrors {
-            _ = try store.takeChangesElsewhere()  // what is shown now includes them
+            try store.takeChangesElsewhere()  // what is shown now includes them
             if let newest = try store.memo(at: 0, filter: filter) {
                 show(newest)
             } else {
@@ -62,11 +62,8 @@ public actor SplitViewMediator {
 
     public func list(_ request: ListRequest) throws(ResponseError) -> ListResult {
         let offset = request.offset ?? 0
-        let limit = request.limit ?? ListRequest.defaultLimit
+        let limit = try pageLimit(request.limit)
         guard offset >= 0 else { throw .invalidParams(param: "offset", "must be 0 or more") }
-        guard (1...limits.maxListLimit).contains(limit) else {
-            throw .invalidParams(param: "limit", "must be between 1 and \(limits.maxListLimit)")
-        }
         return try translatingErrors {
             try catchUp()
             return ListResult(
@@ -76,7 +73,8 @@ public actor SplitViewMediator {
     }
 
     public func search(_ request: SearchRequest) throws(ResponseError) -> SearchResult {
-        try translatingErrors {
+        let limit = try pageLimit(request.limit)
+        return try translatingErrors {
             // The filter changes only once the store has answered for it: a failing query leaves the list as it was.
             let newFilter = SearchFilter(request.query)
             try catchUp()
@@ -84,9 +82,18 @@ public actor SplitViewMediator {
             filter = newFilter
             sink.send(ListDidReset(total: total))
             try announceSelection()
-            let rows = try store.page(filter: filter, offset: 0, limit: ListRequest.defaultLimit)
+            let rows = try store.page(filter: filter, offset: 0, limit: limit)
             return SearchResult(query: request.query, total: total, rows: rows.map(presenter.row))
         }
+    }
+
+    /// The rows a page may hold: `limit`, or the default, within the limits.
+    private func pageLimit(_ limit: Int?) throws(ResponseError) -> Int {
+        let limit = limit ?? ListRequest.defaultLimit
+        guard (1...limits.maxListLimit).contains(limit) else {
+            throw .invalidParams(param: "limit", "must be between 1 and \(limits.maxListLimit)")
+        }
+        return limit
     }
 
     // MARK: - Editing
@@ -102,9 +109,11 @@ public actor SplitViewMediator {
             // The filter goes only once the memo is stored: a refused create leaves the list as it was.
             let change = try store.create(text: text, now: clock(), filter: nil)
             filter = nil
-            if clearsFilter || change.followsChangesElsewhere {
+            switch (clearsFilter, change.changesElsewhere) {
+            case (true, _), (false, .reset?):
                 sink.send(ListDidReset(total: try store.count(filter: filter)))
-            } else {
+            case (false, let elsewhere):
+                if case .moves(let moves)? = elsewhere { announce(moves) }
                 sink.send(ListDidInsert(index: change.indexAfter ?? 0, row: presenter.row(change.memo)))
             }
             return MemoResult(memo: show(change.memo))
@@ -145,7 +154,7 @@ public actor SplitViewMediator {
     /// The list changed wholesale: reset it, and select the newest memo if nothing was selected.
     public func didImport() throws(ResponseError) {
         try translatingErrors {
-            _ = try store.takeChangesElsewhere()  // the reset below includes them
+            try store.takeChangesElsewhere()  // the reset below includes them
             try resetPanes()
         }
     }

@@ -5,7 +5,7 @@
 /// The dispatcher registers a handler for each request listed here, `initialize` advertises them, and
 /// the specification in `protocol/` is checked against this list.
 public enum ProtocolRegistry {
-    public static let protocolVersion = "1.0"
+    public static let protocolVersion = "1.1"
 
     /// Requests a client may send.
     public static let requests: [any RequestType.Type] = [

@@ -13,9 +13,12 @@ public struct ListChange: Sendable {
     public var indexAfter: Int?
     /// False when the change turned out to change nothing (an update with the same text).
     public var changedAnything: Bool = true
-    /// True when other processes had committed changes the split view had not yet caught up with:
-    /// the indexes are right for the store, not for the list the client holds.
-    public var followsChangesElsewhere = false
+    /// Other processes' changes that the split view had not yet caught up with, taken with this change:
+    /// the client must hear of them first, since the indexes above count them.
+    public var changesElsewhere: ChangesElsewhere?
+
+    /// Whether the change also took other processes' changes.
+    public var followsChangesElsewhere: Bool { changesElsewhere != nil }
 }
 
 extension MemoStore {
@@ -25,7 +28,7 @@ extension MemoStore {
             var memo = StoredMemo(id: id, text: text, createdAt: now, modifiedAt: now, seq: try Self.nextSeq(db))
             try memo.insert(db)
             try cacheInsert(memo, db)
-            return try noting(ListChange(memo: memo, indexBefore: nil, indexAfter: try index(of: memo, filter: filter, db)), db)
+            return try noting(ListChange(memo: memo, indexBefore: nil, indexAfter: try index(of: memo, filter: filter, db)), filter: filter, db)
         }
         rememberText(of: change.memo)
         return change
@@ -130,7 +133,7 @@ extension MemoStore {
         let text = try update.newText(memo.text)
         let before = try index(of: memo, filter: filter, db)
         if memo.text.hasSameBytes(as: text) {
-            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), db)
+            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), filter: filter, db)
         }
         cacheRemove(memo)
         memo.setText(text)
@@ -140,7 +143,7 @@ extension MemoStore {
         memo.seq = try lastSeq.map { $0 + 1 } ?? Self.nextSeq(db)
         if !writingLater { try memo.saveChange(db) }
         try cacheInsert(memo, db)
-        return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), db)
+        return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), filter: filter, db)
     }
 
     /// Deletes memo `id`, leaving a tombstone; with `onlyIfBlank`, only a memo whose text is blank.
@@ -161,7 +164,7 @@ extension MemoStore {
             memo.version += 1
             memo.seq = try Self.nextSeq(db)
             try memo.saveChange(db)
-            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: nil), db)
+            return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: nil), filter: filter, db)
         }
     }
 
@@ -183,10 +186,10 @@ extension MemoStore {
 
     /// `change`, marked when it follows changes of other processes that the split view has not caught
     /// up with. Taken once the change succeeded, so a refused change leaves them for the next catch-up.
-    private func noting(_ change: ListChange, _ db: Database) throws -> ListChange {
+    private func noting(_ change: ListChange, filter: SearchFilter?, _ db: Database) throws -> ListChange {
         var change = change
-        change.followsChangesElsewhere = change.changedAnything
-            ? try countVisibleChange(db) : try takeChangesElsewhere(db)
+        let elsewhere = change.changedAnything ? try countVisibleChange(db) : try takeChangesElsewhere(db)
+        if elsewhere { change.changesElsewhere = try takeMoves(filter: filter, db) }
         if change.changedAnything { noteSeen(seq: change.memo.seq) }
         return change
     }

@@ -21,6 +21,9 @@ final class ListCache: Sendable {
         /// A change sequence number (`memo.seq`) at or below which every change, of any connection, is
         /// in the orders: another connection's later changes are the memos above it.
         var seenSeq: Int64?
+        /// How other connections' changes moved the memos since the split view last took them; nil when
+        /// the orders did not follow them one by one (see `ChangesElsewhere.swift`).
+        var moveLog: MoveLog?
     }
 
     struct FilteredOrder: Sendable {
@@ -84,9 +87,17 @@ extension MemoStore {
         case .follow(let since):
             let limit = Self.followedChangesLimit(listCount: cache.state.withLock { $0.all?.count ?? 0 })
             if let changes = try changes(since: since, limit: limit, db) {
+                if changes.localIDs.count <= MoveLog.limit, cache.state.withLock({ $0.moveLog != nil }) {
+                    // Few, and a front end is to hear of them: one at a time, each move logged.
+                    try followOneByOne(localIDs: changes.localIDs, entries: changes.entries, db)
+                } else {
+                    cache.state.withLock { state in
+                        state.all?.replace(LocalIDSet(changes.localIDs), with: changes.entries)
+                        state.filtered = nil  // rebuilt at the next search: which of them match costs a look each
+                        state.moveLog = nil
+                    }
+                }
                 cache.state.withLock { state in
-                    state.all?.replace(LocalIDSet(changes.localIDs), with: changes.entries)
-                    state.filtered = nil  // rebuilt at the next search: which of them match costs a look each
                     state.seenSeq = changes.seenSeq
                     state.dataVersion = version
                     state.visibleChanges = count
@@ -213,6 +224,8 @@ extension MemoStore {
                     entries = state.all.map { LocalIDSet(matched).filter($0.entries, expected: matched.count, id: \.localID) } ?? []
                 }
                 state.filtered = ListCache.FilteredOrder(filter: filter, order: ListOrder(ascending: entries))
+                // Moves logged for another filter's order cannot be told in this one.
+                if let log = state.moveLog { state.moveLog = log.entries.isEmpty ? MoveLog(filter: filter) : nil }
             }
         }
         return try cache.state.withLock { state in
@@ -247,9 +260,13 @@ extension MemoStore {
         let seenSeq = try Int64.fetchOne(db.cachedStatement(sql: """
             SELECT max(seq) FROM memo WHERE seq > ? AND importBatch IS NULL
             """), arguments: [newestVisible]) ?? newestVisible
+        // Moves are logged from here on, unless the order already holds changes of other connections
+        // that the split view has not taken: those it can only hear of as a reset.
+        let unheard = try visibleChangeCount(db) != caughtUp.withLock { $0.visibleChanges }
         cache.state.withLock { state in
             state.all = ListOrder(ascending: entries)
             state.seenSeq = seenSeq
+            state.moveLog = unheard ? nil : MoveLog()
         }
         cache.builds.add(1, ordering: .relaxed)
     }

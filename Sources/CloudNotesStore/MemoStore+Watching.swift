@@ -13,18 +13,16 @@ struct CaughtUp: Sendable {
 extension MemoStore {
     /// Whether other connections (other processes: a second editor, the shell, a sync) committed
     /// changes that a front end can see and the split view has not caught up with. Only looks; see
-    /// `takeChangesElsewhere()`.
-    ///
-    /// SQLite's `data_version` moves with other connections' commits only, so this process's own
-    /// writes, which the mediator announces as it makes them, never count; among those commits, only
-    /// the ones that counted a visible change do.
+    /// `takeChangesElsewhere(filter:)`.
     public func hasChangesElsewhere() throws -> Bool {
         try writer.writeWithoutTransaction { db in try lookElsewhere(db)?.changed ?? false }
     }
 
-    /// Like `hasChangesElsewhere()`, and notes that the caller is now catching up with them.
+    /// Notes that the split view caught up with other connections' changes, as `takeChangesElsewhere(filter:)`
+    /// does, for a caller that shows the list anew anyway; returns whether there were any.
+    @discardableResult
     public func takeChangesElsewhere() throws -> Bool {
-        try writer.writeWithoutTransaction { db in try takeChangesElsewhere(db) }
+        try takeChangesElsewhere(filter: nil) != nil
     }
 
     func takeChangesElsewhere(_ db: Database) throws -> Bool {
@@ -63,6 +61,7 @@ extension MemoStore {
     /// or a change that took them, failed before the client heard of them.
     public func forgetCaughtUp() {
         caughtUp.withLock { $0 = CaughtUp() }
+        cache.state.withLock { $0.moveLog = nil }
     }
 
     /// Starts from the store as it is when opened.

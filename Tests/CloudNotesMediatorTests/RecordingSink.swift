@@ -31,8 +31,9 @@ struct Fixture {
     let mediator: SplitViewMediator
     let clock = TestClock()
 
-    init(locale: String = "en_US") throws {
-        store = try MemoStore()
+    /// A mediator on `path`, a store file that other stores (other processes) may share; in memory without.
+    init(locale: String = "en_US", path: String? = nil) throws {
+        store = try path.map { try MemoStore(path: $0) } ?? MemoStore()
         let clock = self.clock
         mediator = SplitViewMediator(
             store: store, sink: sink, presenter: MemoPresenter(locale: Locale(identifier: locale), timeZone: .gmt),

@@ -54,19 +54,32 @@ public struct SearchRequest: RequestType, Hashable {
     public typealias Response = SearchResult
 
     public var query: String
-    public init(query: String) { self.query = query }
+    /// The rows of the first page: a front end asks for one screen.
+    public var limit: Int?
+
+    public init(query: String, limit: Int? = nil) {
+        self.query = query
+        self.limit = limit
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        query = try container.decode(String.self, forKey: .query)
+        limit = try container.decodeWholeNumberIfPresent(Int.self, forKey: .limit)
+    }
 
     public static let schema = Schema.object([
         .required("query", .string(), "A substring to find, case-insensitively; empty clears the filter."),
+        .optional("limit", .integer(minimum: 1), "Rows of the first page to return; default 100, at most limits.maxListLimit."),
     ])
-    public static let example = SearchRequest(query: "milk")
+    public static let example = SearchRequest(query: "milk", limit: 50)
 }
 
 /// The filter now in force, how many memos match it, and the first page of them.
 public struct SearchResult: ResponseType, Hashable {
     public var query: String
     public var total: Int
-    /// The first page of the filtered list (`memo/list` with no params).
+    /// The first page of the filtered list (`memo/list` with the request's `limit`).
     public var rows: [MemoRow]
     public init(query: String, total: Int, rows: [MemoRow]) {
         self.query = query
@@ -76,7 +89,7 @@ public struct SearchResult: ResponseType, Hashable {
     public static let schema = Schema.object([
         .required("query", .string()),
         .required("total", .index),
-        .required("rows", .array(.reference("MemoRow")), "The first page, as memo/list with no params."),
+        .required("rows", .array(.reference("MemoRow")), "The first page, as memo/list with offset 0 and the request's limit."),
     ])
     public static let example = SearchResult(query: "milk", total: 1, rows: [.example])
 }

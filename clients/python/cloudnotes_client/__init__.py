@@ -15,7 +15,7 @@ from .errors import (ERROR_NAMES, BinaryNotFoundError, ClientError, CloudNotesEr
                      InternalError, InvalidParams, InvalidRequest, MemoNotFound, MethodNotFound, ProtocolError,
                      RequestCancelled, RequestTimeoutError, ServerDiedError, ServerNotInitialized,
                      StoreUnavailable, VersionConflict)
-from .mirror import Mirror, MirrorState
+from .mirror import Mirror, MirrorState, WindowMirror
 from .models import (EditResult, ExportResult, ImportEntry, ImportResult, InitializeResult, Limits, ListPage, Memo,
                      MemoRow, Notification, Progress, SearchResult, Selection, ShareResult, TextEdit, apply_edits,
                      parse_timestamp, split_title)
@@ -23,7 +23,7 @@ from .transport import ServerProcess, find_binary
 
 __all__ = [
     "__version__",
-    "CloudNotesClient", "Client", "Call", "USE_DEFAULT", "Connection", "PendingRequest", "Mirror", "MirrorState",
+    "CloudNotesClient", "Client", "Call", "USE_DEFAULT", "Connection", "PendingRequest", "Mirror", "MirrorState", "WindowMirror",
     "ServerProcess", "find_binary",
     "Memo", "MemoRow", "ListPage", "SearchResult", "ShareResult", "ImportEntry", "ImportResult", "ExportResult",
     "InitializeResult", "Limits", "Notification", "Progress", "Selection", "parse_timestamp",

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from . import __version__
 from .connection import Connection, PendingRequest, ProgressCallback, Tracer
 from .errors import ClientError, CloudNotesError
-from .mirror import Mirror
+from .mirror import Mirror, WindowMirror
 from .models import (EditResult, ExportResult, ImportEntry, ImportResult, InitializeResult, ListPage, Memo,
                      Notification, SearchResult, ShareResult, TextEdit, Token)
 from .transport import PathLike, ServerProcess, find_binary, serve_command
@@ -88,6 +88,9 @@ class CloudNotesClient:
     false, the constructor also runs the lifecycle's first steps (``initialize`` with ``locale`` and
     ``time_zone``, then ``initialized``), so the client is ready to use.
 
+    With ``window``, the mirror holds that many rows of the list (a :class:`WindowMirror`, as a front end
+    showing one screen would) instead of every row; :meth:`scroll` moves it.
+
     ``timeout`` bounds each interactive request and ``long_timeout`` each import, export and shutdown
     (None waits for ever); both can be overridden per call. ``trace(direction, message)``, if given, sees
     every message sent and received (on the reader thread for received ones).
@@ -99,7 +102,7 @@ class CloudNotesClient:
                  initialize: bool = True, timeout: Optional[float] = DEFAULT_TIMEOUT,
                  long_timeout: Optional[float] = None, server_args: Sequence[str] = (),
                  env: Optional[Mapping[str, str]] = None, cwd: Optional[PathLike] = None,
-                 trace: Optional[Tracer] = None, queue_size: int = 10_000):
+                 trace: Optional[Tracer] = None, queue_size: int = 10_000, window: Optional[int] = None):
         self.store = os.fspath(store) if store is not None else None
         self.timeout = timeout
         self.long_timeout = long_timeout
@@ -109,7 +112,7 @@ class CloudNotesClient:
         self.transport = ServerProcess(self.command, env=env, cwd=cwd)
         self.connection = Connection(self.transport, queue_size=queue_size)
         self.connection.trace = trace
-        self.mirror = Mirror()
+        self.mirror: Union[Mirror, WindowMirror] = WindowMirror(window) if window else Mirror()
         self.connection.add_listener(self.mirror.apply)
         self.connection.add_response_hook(
             lambda request, response: self.mirror.observe_response(request.method, request.params, response))
@@ -285,6 +288,8 @@ class CloudNotesClient:
             timeout = self.timeout
         if force:
             self.mirror.invalidate()
+        if isinstance(self.mirror, WindowMirror):
+            return self._fill_window(self.mirror, timeout)
         limit = self.server_info.limits.max_list_limit if self.server_info else DEFAULT_PAGE_LIMIT
         with self._sync_lock:
             for _ in range(_SYNC_ATTEMPTS):
@@ -305,6 +310,28 @@ class CloudNotesClient:
                         break
             if self.mirror.stale:
                 raise ClientError("could not bring the mirror up to date: the list kept changing")
+
+    def _fill_window(self, mirror: WindowMirror, timeout: Any) -> None:
+        """Fetches the window's rows with one ``memo/list``, again while notifications move the window."""
+        with self._sync_lock:
+            for _ in range(_SYNC_ATTEMPTS):
+                if not mirror.stale:
+                    return
+                offset = mirror.offset
+                def offer(request: PendingRequest, response: Dict[str, Any], at: int = offset) -> None:
+                    if isinstance(response.get("result"), dict):
+                        mirror.offer_window(at, ListPage.from_json(response["result"]))
+                self.connection.request("memo/list", {"offset": offset, "limit": mirror.count},
+                                        on_response=offer).result(timeout)
+            if mirror.stale:
+                raise ClientError("could not fill the window: the list kept changing")
+
+    def scroll(self, offset: int, *, timeout: Any = USE_DEFAULT) -> None:
+        """Moves a window mirror to start at ``offset`` and fetches its rows (a client made with ``window``)."""
+        if not isinstance(self.mirror, WindowMirror):
+            raise ClientError("scroll needs a window mirror: make the client with window=N")
+        self.mirror.scroll(offset)
+        self.sync(timeout)
 
     # -- typed requests ---------------------------------------------------------------------------------
 
@@ -369,7 +396,10 @@ class CloudNotesClient:
 
     def search(self, query: str, *, timeout: Any = USE_DEFAULT) -> SearchResult:
         """Sets the search filter (case-insensitive substring; "" clears it) and returns its first page."""
-        return SearchResult.from_json(self.request("memo/search", {"query": query}, timeout=timeout))
+        params: Dict[str, Any] = {"query": query}
+        if isinstance(self.mirror, WindowMirror):
+            params["limit"] = self.mirror.count  # the first page is the window
+        return SearchResult.from_json(self.request("memo/search", params, timeout=timeout))
 
     def clear_search(self, *, timeout: Any = USE_DEFAULT) -> SearchResult:
         """Clears the search filter (``memo/search`` with an empty query)."""

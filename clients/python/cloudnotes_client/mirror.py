@@ -10,6 +10,10 @@ request returns the mirror describes the state after that request (split-view ru
 request returns, so callers of the client only see a stale mirror after changes they did not ask for
 (a background import finishing while no request runs); ``client.sync()`` brings it up to date.
 
+:class:`WindowMirror` holds one window of the list instead (the rows a front end shows on one screen,
+``offset`` to ``offset + count``) and the list's total, as protocol/README.md §7 describes: a front end
+with 100,000 memos never fetches them all.
+
 The mirror never "fixes" what the server says. A notification that does not fit the rows it holds (an
 index out of range, a row id that differs) is recorded in :attr:`Mirror.problems` and makes the mirror
 stale, so that the next re-fetch repairs it; a conformance test asserts that ``problems`` stays empty.
@@ -40,18 +44,14 @@ class MirrorState:
     query: Optional[str]
 
 
-class Mirror:
-    """The list, selection and detail pane as the server's notifications describe them."""
+class _Panes:
+    """What every mirror shares: the selection, the detail pane and the search filter, and the list's
+    notifications handed to the list's own rules (:meth:`_apply_list`)."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._rows: Optional[List[MemoRow]] = None      # None: stale, re-fetch with memo/list
-        self._reset_total: Optional[int] = None
-        self._reset_generation = -1
         # Bumped by every list notification, so a re-fetch can tell that the list moved under it.
         self._generation = 0
-        self._fetch_generation: Optional[int] = None
-        self._fetch_rows: List[MemoRow] = []
         self._selection = Selection()
         self._detail: Optional[Memo] = None
         self._editable = False
@@ -63,24 +63,14 @@ class Mirror:
     # -- reading the mirror (any thread) ----------------------------------------------------------------
 
     @property
-    def rows(self) -> Optional[Tuple[MemoRow, ...]]:
-        """Every row of the (filtered) list in order, or None while the mirror is stale."""
-        with self._lock:
-            return None if self._rows is None else tuple(self._rows)
-
-    @property
     def ids(self) -> Optional[Tuple[str, ...]]:
         """The memo ids of :attr:`rows`, or None while stale."""
         rows = self.rows
         return None if rows is None else tuple(row.id for row in rows)
 
     @property
-    def total(self) -> int:
-        """The number of rows in the (filtered) list (from ``list/didReset`` while stale)."""
-        with self._lock:
-            if self._rows is not None:
-                return len(self._rows)
-            return self._reset_total or 0
+    def rows(self) -> Optional[Tuple[MemoRow, ...]]:
+        raise NotImplementedError
 
     @property
     def selection(self) -> Selection:
@@ -107,10 +97,10 @@ class Mirror:
             return self._query
 
     @property
-    def stale(self) -> bool:
-        """True when the rows must be re-fetched (after ``list/didReset``, or before the first fetch)."""
+    def generation(self) -> int:
+        """A counter of list notifications, to start a re-fetch with."""
         with self._lock:
-            return self._rows is None
+            return self._generation
 
     def snapshot(self) -> MirrorState:
         """Everything at once, consistent with itself."""
@@ -123,8 +113,16 @@ class Mirror:
     def _problem(self, text: str) -> None:
         self.problems.append(f"{text}; recent notifications: {list(self.recent)[-8:]}")
         # What the mirror holds is wrong now; a re-fetch replaces it.
-        self._rows = None
-        self._reset_total = None
+        self._forget_rows()
+
+    def _forget_rows(self) -> None:
+        raise NotImplementedError
+
+    def invalidate(self) -> None:
+        """Forgets the rows, so that the next sync re-fetches them."""
+        with self._lock:
+            self._generation += 1
+            self._forget_rows()
 
     def _note(self, text: str) -> None:
         # The rows may still be right; only the claim is recorded.
@@ -142,6 +140,128 @@ class Mirror:
     def _apply(self, method: str, params: Any) -> None:
         if method in LIST_NOTIFICATIONS:
             self._generation += 1
+            self._apply_list(method, params)
+        elif method == "selection/didChange":
+            memo_id, index = params["id"], params["index"]
+            self._selection = Selection(memo_id, index)
+            if memo_id is None and index is not None:
+                self._note(f"selection/didChange with no id but index {index}")
+            else:
+                self._check_selection(memo_id, index)
+        elif method == "detail/didShow":
+            memo = Memo.from_json(params["memo"], "detail/didShow.memo")
+            self._detail = memo
+            self._editable = params.get("editable") is True
+            if not self._editable:
+                self._note("detail/didShow without editable: true")
+            if memo.id != self._selection.id:
+                self._note(f"detail/didShow of {memo.id}, but {self._selection.id} is selected")
+        elif method == "detail/didClear":
+            self._detail = None
+            self._editable = False
+            if params.get("editable") is not False:
+                self._note("detail/didClear without editable: false")
+        elif method == "$/progress":
+            pass
+        else:
+            self._note(f"unknown server notification {method!r}")
+
+    def _apply_list(self, method: str, params: Any) -> None:
+        raise NotImplementedError
+
+    def _check_selection(self, memo_id: str, index: Optional[int]) -> None:
+        """Notes a selection whose index does not fit the rows held."""
+        raise NotImplementedError
+
+    # -- responses (reader thread) ----------------------------------------------------------------------
+
+    def observe_response(self, method: str, params: Optional[Dict[str, Any]], response: Dict[str, Any]) -> None:
+        """Takes what a response says about the split view, before the caller sees it."""
+        result = response.get("result")
+        if not isinstance(result, dict):
+            return
+        with self._lock:
+            if method == "memo/update":
+                # The client's own update is answered, not echoed with detail/didShow.
+                memo = Memo.from_json(result.get("memo"), "memo/update.memo")
+                if self._detail is not None and self._detail.id == memo.id:
+                    self._detail = memo
+            elif method == "memo/edit":
+                self._observe_edit(params or {}, EditResult.from_json(result))
+            elif method == "memo/create":
+                self._query = None
+            elif method == "memo/search":
+                page = SearchResult.from_json(result)
+                self._query = page.query or None
+                self._observe_first_page(page)
+            elif method == "memo/list":
+                self._observe_page((params or {}).get("offset", 0), ListPage.from_json(result))
+
+    def _observe_edit(self, params: Dict[str, Any], edited: EditResult) -> None:
+        # An edit's reply carries no text: the detail applies the edits it sent.
+        detail = self._detail
+        based_on = params.get("baseVersion")
+        if detail is not None and detail.id == edited.id and detail.version == based_on != edited.version:
+            text = apply_edits(detail.text, params.get("edits", []))
+            if len(text.encode()) != edited.length:
+                # Not the server's text: keep the detail as it was, and say so.
+                self._note(f"memo/edit: the edited text is {len(text.encode())} bytes, the server's {edited.length}")
+                return
+            _, body = split_title(text)
+            self._detail = Memo(id=detail.id, text=text, title=edited.title, body=body,
+                                created_at=detail.created_at, modified_at=edited.modified_at,
+                                version=edited.version, display_date=edited.display_date)
+
+    def _observe_first_page(self, page: ListPage) -> None:
+        raise NotImplementedError
+
+    def _observe_page(self, offset: Any, page: ListPage) -> None:
+        raise NotImplementedError
+
+
+class Mirror(_Panes):
+    """The whole list, the selection and the detail pane as the server's notifications describe them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: Optional[List[MemoRow]] = None      # None: stale, re-fetch with memo/list
+        self._reset_total: Optional[int] = None
+        self._reset_generation = -1
+        self._fetch_generation: Optional[int] = None
+        self._fetch_rows: List[MemoRow] = []
+
+    @property
+    def rows(self) -> Optional[Tuple[MemoRow, ...]]:
+        """Every row of the (filtered) list in order, or None while the mirror is stale."""
+        with self._lock:
+            return None if self._rows is None else tuple(self._rows)
+
+    @property
+    def total(self) -> int:
+        """The number of rows in the (filtered) list (from ``list/didReset`` while stale)."""
+        with self._lock:
+            if self._rows is not None:
+                return len(self._rows)
+            return self._reset_total or 0
+
+    @property
+    def stale(self) -> bool:
+        """True when the rows must be re-fetched (after ``list/didReset``, or before the first fetch)."""
+        with self._lock:
+            return self._rows is None
+
+    def _forget_rows(self) -> None:
+        self._rows = None
+        self._reset_total = None
+
+    def _check_selection(self, memo_id: str, index: Optional[int]) -> None:
+        if self._rows is not None and index is not None and (
+                not 0 <= index < len(self._rows) or self._rows[index].id != memo_id):
+            self._note(f"selection/didChange to {memo_id} at {index}, but that row is not it")
+        elif self._rows is not None and index is None and any(r.id == memo_id for r in self._rows):
+            self._note(f"selection/didChange says {memo_id} is outside the list, but it is listed")
+
+    def _apply_list(self, method: str, params: Any) -> None:
         if method == "list/didInsert":
             index, row = params["index"], MemoRow.from_json(params["row"], "list/didInsert.row")
             if self._rows is not None:
@@ -170,70 +290,13 @@ class Mirror:
             self._rows = None
             self._reset_total = params["total"]
             self._reset_generation = self._generation
-        elif method == "selection/didChange":
-            memo_id, index = params["id"], params["index"]
-            self._selection = Selection(memo_id, index)
-            if memo_id is None and index is not None:
-                self._note(f"selection/didChange with no id but index {index}")
-            elif self._rows is not None and index is not None and (
-                    not 0 <= index < len(self._rows) or self._rows[index].id != memo_id):
-                self._note(f"selection/didChange to {memo_id} at {index}, but that row is not it")
-            elif self._rows is not None and index is None and any(r.id == memo_id for r in self._rows):
-                self._note(f"selection/didChange says {memo_id} is outside the list, but it is listed")
-        elif method == "detail/didShow":
-            memo = Memo.from_json(params["memo"], "detail/didShow.memo")
-            self._detail = memo
-            self._editable = params.get("editable") is True
-            if not self._editable:
-                self._note("detail/didShow without editable: true")
-            if memo.id != self._selection.id:
-                self._note(f"detail/didShow of {memo.id}, but {self._selection.id} is selected")
-        elif method == "detail/didClear":
-            self._detail = None
-            self._editable = False
-            if params.get("editable") is not False:
-                self._note("detail/didClear without editable: false")
-        elif method == "$/progress":
-            pass
-        else:
-            self._note(f"unknown server notification {method!r}")
 
-    # -- responses and re-fetching (reader thread) ------------------------------------------------------
+    def _observe_first_page(self, page: ListPage) -> None:
+        self._install_whole(page, 0)
 
-    def observe_response(self, method: str, params: Optional[Dict[str, Any]], response: Dict[str, Any]) -> None:
-        """Takes what a response says about the split view, before the caller sees it."""
-        result = response.get("result")
-        if not isinstance(result, dict):
-            return
-        with self._lock:
-            if method == "memo/update":
-                # The client's own update is answered, not echoed with detail/didShow.
-                memo = Memo.from_json(result.get("memo"), "memo/update.memo")
-                if self._detail is not None and self._detail.id == memo.id:
-                    self._detail = memo
-            elif method == "memo/edit":
-                # An edit's reply carries no text: the detail applies the edits it sent.
-                edited = EditResult.from_json(result)
-                detail = self._detail
-                based_on = (params or {}).get("baseVersion")
-                if detail is not None and detail.id == edited.id and detail.version == based_on != edited.version:
-                    text = apply_edits(detail.text, (params or {}).get("edits", []))
-                    if len(text.encode()) != edited.length:
-                        # Not the server's text: keep the detail as it was, and say so.
-                        self._note(f"memo/edit: the edited text is {len(text.encode())} bytes, the server's {edited.length}")
-                        return
-                    _, body = split_title(text)
-                    self._detail = Memo(id=detail.id, text=text, title=edited.title, body=body,
-                                        created_at=detail.created_at, modified_at=edited.modified_at,
-                                        version=edited.version, display_date=edited.display_date)
-            elif method == "memo/create":
-                self._query = None
-            elif method == "memo/search":
-                page = SearchResult.from_json(result)
-                self._query = page.query or None
-                self._install_whole(page, 0)
-            elif method == "memo/list" and self._rows is None and (params or {}).get("offset", 0) == 0:
-                self._install_whole(ListPage.from_json(result), 0)
+    def _observe_page(self, offset: Any, page: ListPage) -> None:
+        if self._rows is None and offset == 0:
+            self._install_whole(page, 0)
 
     def _install_whole(self, page: ListPage, offset: Any) -> None:
         # A response describes the state at its place in the stream, so a page that holds every row can
@@ -251,18 +314,6 @@ class Mirror:
         self._fetch_generation = None
         self._fetch_rows = []
 
-    def invalidate(self) -> None:
-        """Forgets the rows, so that the next sync re-fetches them."""
-        with self._lock:
-            self._generation += 1
-            self._rows = None
-            self._reset_total = None
-
-    @property
-    def generation(self) -> int:
-        """A counter of list notifications, to start a re-fetch with (see :meth:`offer_page`)."""
-        with self._lock:
-            return self._generation
 
     def offer_page(self, generation: int, offset: int, page: ListPage) -> None:
         """Takes one page of a re-fetch started at ``generation``; installs the rows after the last page.
@@ -281,3 +332,129 @@ class Mirror:
             self._fetch_rows.extend(page.rows)
             if not page.rows or len(self._fetch_rows) >= page.total:
                 self._install(self._fetch_rows, page.total)
+
+
+class WindowMirror(_Panes):
+    """One window of the list (``count`` rows from ``offset``), its total, the selection and the detail.
+
+    What a front end that shows one screen holds (protocol/README.md §7, "A window of the list"): each
+    list notification moves the window's rows or its offset, a reset empties it, and the client fills
+    it with ``memo/list {offset, limit: count}`` (:meth:`CloudNotesClient.sync`). Rows that a
+    notification brings in past the window's end are dropped; a removal inside it leaves it short until
+    the next fill.
+    """
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        if count < 1:
+            raise ValueError("a window holds at least one row")
+        self.count = count
+        self._offset = 0
+        self._total = 0
+        self._rows: List[MemoRow] = []
+        self._stale = True      # the rows must be fetched: at start, after a reset or a problem
+
+    @property
+    def rows(self) -> Optional[Tuple[MemoRow, ...]]:
+        """The window's rows, from :attr:`offset` on, or None while stale."""
+        with self._lock:
+            return None if self._stale else tuple(self._rows)
+
+    @property
+    def offset(self) -> int:
+        """The list index of the window's first row."""
+        with self._lock:
+            return self._offset
+
+    @property
+    def total(self) -> int:
+        """The number of rows in the whole (filtered) list."""
+        with self._lock:
+            return self._total
+
+    @property
+    def stale(self) -> bool:
+        """True when the window must be (re)filled: after a reset, or when rows below it moved up into it."""
+        with self._lock:
+            return self._stale or len(self._rows) < min(self.count, max(0, self._total - self._offset))
+
+    def _forget_rows(self) -> None:
+        self._rows = []
+        self._stale = True
+
+    def _check_selection(self, memo_id: str, index: Optional[int]) -> None:
+        if self._stale or index is None or not self._offset <= index < self._offset + len(self._rows):
+            return
+        if self._rows[index - self._offset].id != memo_id:
+            self._note(f"selection/didChange to {memo_id} at {index}, but that row is not it")
+
+    def _apply_list(self, method: str, params: Any) -> None:
+        if method == "list/didInsert":
+            self._insert(params["index"], MemoRow.from_json(params["row"], "list/didInsert.row"))
+        elif method == "list/didUpdate":
+            row = MemoRow.from_json(params["row"], "list/didUpdate.row")
+            if self._remove(params["fromIndex"], row.id):
+                self._insert(params["toIndex"], row)
+        elif method == "list/didRemove":
+            self._remove(params["index"], params["id"])
+        elif method == "list/didReset":
+            self._total = params["total"]
+            self._forget_rows()
+
+    def _insert(self, index: int, row: MemoRow) -> None:
+        if not 0 <= index <= self._total:
+            return self._problem(f"list/didInsert at {index} in a list of {self._total}")
+        self._total += 1
+        if index < self._offset:
+            self._offset += 1
+        elif index <= self._offset + len(self._rows) and not self._stale:
+            self._rows.insert(index - self._offset, row)
+            del self._rows[self.count:]
+
+    def _remove(self, index: int, memo_id: str) -> bool:
+        if not 0 <= index < self._total:
+            self._problem(f"list/didRemove at {index} in a list of {self._total}")
+            return False
+        self._total -= 1
+        if index < self._offset:
+            self._offset -= 1
+        elif index < self._offset + len(self._rows) and not self._stale:
+            if self._rows[index - self._offset].id != memo_id:
+                self._problem(f"list/didRemove at {index}: that row is not {memo_id}")
+                return False
+            self._rows.pop(index - self._offset)
+        return True
+
+    # -- filling the window -----------------------------------------------------------------------------
+
+    def scroll(self, offset: int) -> None:
+        """Moves the window to start at ``offset`` (kept within the list); its rows are then fetched."""
+        with self._lock:
+            offset = max(0, min(offset, self._total - 1))
+            if offset != self._offset:
+                self._offset = offset
+                self._forget_rows()
+
+    def offer_window(self, offset: int, page: ListPage) -> None:
+        """Takes a ``memo/list`` page asked for at ``offset``, as its response is read.
+
+        A response describes the list after every notification before it, so its rows stand at
+        ``offset`` in the list as the mirror now holds it, however the list moved while the request was
+        on its way. It fills the window when the window still starts there; otherwise the caller asks
+        again.
+        """
+        with self._lock:
+            self._total = page.total
+            if offset == self._offset:
+                self._rows = list(page.rows[:self.count])
+                self._stale = False
+
+    def _observe_first_page(self, page: ListPage) -> None:
+        # A search answers with its first page: the window moves to the top of the new list.
+        self._offset = 0
+        self._total = page.total
+        self._rows = list(page.rows[:self.count])
+        self._stale = False
+
+    def _observe_page(self, offset: Any, page: ListPage) -> None:
+        self._total = page.total
