@@ -56,8 +56,9 @@ def test_a_memo_created_in_the_shell_appears_in_the_editor(servers):
     assert editor.mirror.detail is None
     memo_id = shell(servers.store, "new", "From the shell").strip()
     notes = wait_for(editor, "detail/didShow")
-    assert [n["method"] for n in notes] == ["list/didReset", "selection/didChange", "detail/didShow"]
-    assert notes[0]["params"]["total"] == 1
+    # Memo by memo (protocol 1.1): the front end's list need not be read again.
+    assert [n["method"] for n in notes] == ["list/didInsert", "selection/didChange", "detail/didShow"]
+    assert notes[0]["params"]["index"] == 0 and notes[0]["params"]["row"]["id"] == memo_id
     assert editor.mirror.detail["id"] == memo_id  # nothing was selected: the newest is shown (rule 1)
     editor.mirror.check()
 
@@ -78,7 +79,7 @@ def test_an_edit_elsewhere_updates_the_detail_and_a_stale_update_is_refused(serv
     edited = second.call("memo/update", {"id": memo["id"], "text": "Shared\nedited in the second editor",
                                          "baseVersion": second_view["version"]})["memo"]
     notes = wait_for(first, "detail/didShow")
-    assert notes[0]["method"] == "list/didReset"
+    assert notes[0]["method"] == "list/didUpdate" and notes[0]["params"]["row"]["id"] == memo["id"]
     assert first.mirror.detail["text"] == edited["text"] and first.mirror.detail["version"] == edited["version"]
     first.mirror.check()
     # The first editor's buffer was based on version one: its update is refused with the current memo.
