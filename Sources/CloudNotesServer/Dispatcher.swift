@@ -27,6 +27,8 @@ actor Dispatcher {
 
     var lifecycle = Lifecycle.waitingForInitialize
     var didStart = false
+    /// Whether the list order is being built in memory (see `loadListOrderSoon`).
+    var didLoadListOrder = false
     /// Requests running in the background, awaited before `shutdown` is answered and before exiting.
     var background: [RequestID: Task<Void, Never>] = [:]
 
@@ -99,6 +101,7 @@ actor Dispatcher {
             case .background:
                 startInBackground(handler, params: params, context: context)
             }
+            loadListOrderSoon()
             if sync.mayNeedSync, Self.editingMethods.contains(method) {
                 // Not awaited: the next request must not wait while sync reads its state.
                 let sync = sync
@@ -111,6 +114,20 @@ actor Dispatcher {
     static let editingMethods: Set<String> = [
         CreateRequest.method, UpdateRequest.method, EditRequest.method, DeleteRequest.method,
     ]
+
+    /// Builds the list order in memory, once, after the first request of the session has been answered.
+    ///
+    /// Until it is built, the first pages are read from the file (see `MemoStore.loadListOrder`), so
+    /// a client's first screen (the request that follows `initialized`) neither waits for it nor shares
+    /// the processor with it.
+    private func loadListOrderSoon() {
+        guard didStart, !didLoadListOrder else { return }
+        didLoadListOrder = true
+        let store = store
+        Task.detached(priority: .utility) {
+            _ = try? await BlockingWork.run { _ in try store.loadListOrder() }
+        }
+    }
 
     private func startInBackground(_ handler: RequestHandler, params: CheckedParams?, context: RequestContext) {
         let id = context.id
@@ -183,11 +200,6 @@ actor Dispatcher {
             // and a read) held it 0.6-2 ms of a start-up.
             writer.finishBatch()
             await sync.start()
-            // The first memo is shown without the list order; build it now, before the client asks.
-            let store = store
-            Task.detached(priority: .utility) {
-                _ = try? await BlockingWork.run { _ in try store.loadListOrder() }
-            }
         default:
             // Unknown notifications are ignored, as in LSP; `$/cancelRequest` was handled on arrival.
             if method != CancelRequestNotification.method {

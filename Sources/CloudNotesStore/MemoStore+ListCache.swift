@@ -115,7 +115,7 @@ extension MemoStore {
     ///
     /// The rows of an import still under way are left out: they are in no list, and their numbers are
     /// not counted as seen, since a cancelled import deletes its rows and frees their numbers.
-    private func changes(since seq: Int64, limit: Int, _ db: Database)
+    func changes(since seq: Int64, limit: Int, _ db: Database)
         throws -> (localIDs: [Int64], entries: [ListOrder.Entry], seenSeq: Int64)?
     {
         var localIDs: [Int64] = []
@@ -166,16 +166,31 @@ extension MemoStore {
     /// its row (`cacheInsert`).
     var holdsFilteredOrder: Bool { cache.state.withLock { $0.filtered != nil } }
 
-    /// Builds the list order in memory now, so that the first request that needs it does not wait.
-    public func loadListOrder() throws {
-        try serialized { db in try loadAll(db) }
+    /// Whether the order of every memo has not been read yet: just after start-up, while it is read in
+    /// the background (`loadListOrder`), the first pages and the count are read from the file instead.
+    private var isStartingUp: Bool {
+        cache.builds.load(ordering: .relaxed) == 0 && !isOrderLoaded
     }
 
     func count(filter: SearchFilter?, _ db: Database) throws -> Int {
-        try withOrder(filter: filter, db) { $0.count }
+        if filter == nil, isStartingUp {
+            // Counted through the order's index.
+            return try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM memo WHERE \(Self.visible)")) ?? 0
+        }
+        return try withOrder(filter: filter, db) { $0.count }
     }
 
     func page(filter: SearchFilter?, offset: Int, limit: Int, _ db: Database) throws -> [ListedMemo] {
+        if filter == nil, isStartingUp {
+            // Read through the order's index: the first screen costs its rows, not the order of every
+            // memo; a page far down costs a walk of the index to it, still less than reading the order.
+            var rows: [ListedMemo] = []
+            try db.cachedStatement(sql: """
+                SELECT localID, id, title, preview, modifiedAt, seq FROM memo WHERE \(Self.visible)
+                ORDER BY modifiedAt DESC, seq DESC LIMIT ? OFFSET ?
+                """).forEachRow(arguments: [limit, offset]) { rows.append(ListedMemo(row: $0)) }
+            return rows
+        }
         let localIDs = try withOrder(filter: filter, db) { $0.page(offset: offset, limit: limit) }
         guard !localIDs.isEmpty else { return [] }
         // One cached statement for any page: the ids go in as one JSON array argument.
@@ -245,6 +260,18 @@ extension MemoStore {
             }
             return
         }
+        try install(try readOrder(db), db)
+    }
+
+    /// The order of every visible memo, as one snapshot holds it.
+    struct LoadedOrder: Sendable {
+        var entries: [ListOrder.Entry]
+        /// Every change up to this number is in `entries`.
+        var seenSeq: Int64
+    }
+
+    /// Reads the order of every visible memo; `db` must be in a transaction, so that it is one snapshot.
+    private func readOrder(_ db: Database) throws -> LoadedOrder {
         var entries: [ListOrder.Entry] = []
         var newestVisible: Int64 = 0
         try db.cachedStatement(sql: "SELECT modifiedAt, seq, localID FROM memo WHERE \(Self.visible) ORDER BY modifiedAt, seq")
@@ -260,15 +287,44 @@ extension MemoStore {
         let seenSeq = try Int64.fetchOne(db.cachedStatement(sql: """
             SELECT max(seq) FROM memo WHERE seq > ? AND importBatch IS NULL
             """), arguments: [newestVisible]) ?? newestVisible
+        return LoadedOrder(entries: entries, seenSeq: seenSeq)
+    }
+
+    /// Puts `loaded` in memory, on the writer connection `db`, which sees every change up to now.
+    private func install(_ loaded: LoadedOrder, _ db: Database) throws {
         // Moves are logged from here on, unless the order already holds changes of other connections
         // that the split view has not taken: those it can only hear of as a reset.
         let unheard = try visibleChangeCount(db) != caughtUp.withLock { $0.visibleChanges }
         cache.state.withLock { state in
-            state.all = ListOrder(ascending: entries)
-            state.seenSeq = seenSeq
+            state.all = ListOrder(ascending: loaded.entries)
+            state.seenSeq = loaded.seenSeq
             state.moveLog = unheard ? nil : MoveLog()
         }
         cache.builds.add(1, ordering: .relaxed)
+    }
+
+    /// Builds the list order in memory now, so that the first request that needs it does not wait.
+    ///
+    /// It is read on a reader connection, and the writer, meanwhile, answers the first pages and the
+    /// count from the file (`page`, `count`): a client's first screen does not wait for the order of
+    /// every memo. Then it
+    /// is brought up to date on the writer with the changes committed since its snapshot, of this
+    /// connection and others alike, found by their numbers.
+    public func loadListOrder() throws {
+        guard !isOrderLoaded else { return }
+        let loaded = try writer.read { db in try readOrder(db) }
+        try serialized { db in
+            guard cache.state.withLock({ $0.all == nil }) else { return }
+            let limit = Self.followedChangesLimit(listCount: loaded.entries.count)
+            guard let changes = try changes(since: loaded.seenSeq, limit: limit, db) else { return }
+            var order = loaded
+            if !changes.localIDs.isEmpty {
+                var updated = ListOrder(ascending: order.entries)
+                updated.replace(LocalIDSet(changes.localIDs), with: changes.entries)
+                order = LoadedOrder(entries: updated.entries, seenSeq: changes.seenSeq)
+            }
+            try install(order, db)
+        }
     }
 
     /// Up to one match in this many memos, the filtered order is made from the matches' own rows; above,

@@ -10,7 +10,9 @@ struct ChangesElsewhereTests {
     /// Two stores on one new file, standing for this process and another: (path, mine, theirs).
     private func twoProcesses() throws -> (String, MemoStore, MemoStore) {
         let path = temporaryStorePath()
-        return (path, try MemoStore(path: path), try MemoStore(path: path))
+        let mine = try MemoStore(path: path)
+        try mine.loadListOrder()  // as a server does once it has started
+        return (path, mine, try MemoStore(path: path))
     }
 
     @Test("another connection's commit is seen once taken; this connection's own writes are never seen")
