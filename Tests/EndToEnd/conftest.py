@@ -1,9 +1,10 @@
 """End-to-end harness for the `cloudnotes` server.
 
-Spawns the built binary with pipes, speaks JSON-RPC 2.0 over JSON lines, and checks EVERY line the
-server writes to stdout: valid UTF-8, a JSON object, `"jsonrpc": "2.0"`, and valid against
-`protocol/protocol.schema.json` (results against `methods[m].result`, notifications' params against
-`methods[m].params`, error codes among `errors`).  A line that is not that fails the test.
+Spawns the built binary with pipes, speaks JSON-RPC 2.0 over JSON lines or Content-Length framing (the
+`framing` fixture), and checks EVERY message the server writes to stdout: framed exactly as documented,
+valid UTF-8, a JSON object, `"jsonrpc": "2.0"`, and valid against `protocol/protocol.schema.json` (results
+against `methods[m].result`, notifications' params against `methods[m].params`, error codes among
+`errors`).  A message that is not that fails the test.
 
 `Mirror` applies the list / selection / detail notifications the way a front end would, so tests can
 assert that after each request the mirror holds exactly what `memo/list` returns (split-view rule 7).
@@ -157,6 +158,79 @@ def wait_for_progress_report(srv, token, minimum=1, timeout=60):
 
 
 # ---------------------------------------------------------------------------------------------------
+# Framing (protocol/README.md, "Framing")
+# ---------------------------------------------------------------------------------------------------
+
+LINES = "lines"
+CONTENT_LENGTH = "content-length"
+FRAMINGS = (LINES, CONTENT_LENGTH)
+
+# Exactly the header line the server writes before each body (then a blank line): no other header, no
+# leading zero, no other spacing.
+_SERVER_HEADER = re.compile(rb"Content-Length: (0|[1-9][0-9]*)\r\n")
+_HEADER_LIMIT = 64  # longer than any header line the server writes; a longer one is not read in full
+
+
+class CutShort(Exception):
+    """The server's output ended inside a message: a protocol violation, unless the test killed it."""
+
+
+def frame(payload: bytes, framing: str, newline: bytes | None = None) -> bytes:
+    """`payload` as one message on the wire, sent as it is.
+
+    `newline` is the line end of the framing itself: the end of the line in JSON lines (default "\\n";
+    "\\r\\n" is accepted too, and b"" leaves a last line unterminated), the end of each header line in
+    Content-Length framing (default "\\r\\n"; a bare "\\n" is accepted too)."""
+    if framing == LINES:
+        return payload + (b"\n" if newline is None else newline)
+    if framing != CONTENT_LENGTH:
+        raise ValueError(f"no framing {framing!r}; one of {FRAMINGS}")
+    end = b"\r\n" if newline is None else newline
+    if end not in (b"\r\n", b"\n"):
+        raise ValueError(f"a header line ends in \\r\\n or \\n, not {end!r}")
+    return b"Content-Length: %d%s%s" % (len(payload), end, end) + payload
+
+
+def read_line(stream: io.BufferedReader) -> bytes | None:
+    """The next line the server wrote, without its newline; None at the end of its output."""
+    line = stream.readline()
+    if not line:
+        return None
+    if not line.endswith(b"\n"):
+        raise CutShort(f"stdout line not terminated by a newline: {line[:300]!r}")
+    return line[:-1]
+
+
+def read_body(stream: io.BufferedReader) -> bytes | None:
+    """The next Content-Length body the server wrote; None at the end of its output.
+
+    Strict: exactly `Content-Length: N\\r\\n\\r\\n`, then N bytes. Anything else is a ProtocolViolation:
+    the README promises that header and no other, and a client must find each body without guessing."""
+    header = stream.readline(_HEADER_LIMIT)
+    if not header:
+        return None
+    found = _SERVER_HEADER.fullmatch(header)
+    if found is None:
+        if not header.endswith(b"\n") and len(header) < _HEADER_LIMIT:
+            raise CutShort(f"stdout ended inside a header: {header!r}")
+        raise ProtocolViolation(f"stdout frame does not start with exactly 'Content-Length: N\\r\\n': {header!r}")
+    blank = stream.read(2)
+    if blank != b"\r\n":
+        if b"\r\n".startswith(blank):  # read() returns short only at the end of the output
+            raise CutShort(f"stdout ended inside a header: {header + blank!r}")
+        raise ProtocolViolation(f"stdout header not followed by exactly one blank line: {header + blank!r}")
+    length = int(found.group(1))
+    body = stream.read(length)
+    if len(body) < length:
+        raise CutShort(f"stdout ended after {len(body)} of the {length} bytes of a body")
+    return body
+
+
+# How to read each framing's messages from the server's stdout.
+READERS = {LINES: read_line, CONTENT_LENGTH: read_body}
+
+
+# ---------------------------------------------------------------------------------------------------
 # Server process
 # ---------------------------------------------------------------------------------------------------
 
@@ -171,10 +245,14 @@ class RpcError(AssertionError):
 
 
 class Server:
-    """One `cloudnotes` process on pipes.  Every stdout line is checked by a reader thread."""
+    """One `cloudnotes` process on pipes, spoken to in `framing` (LINES or CONTENT_LENGTH).  Every
+    message on stdout is checked by a reader thread."""
 
     def __init__(self, store: Path | str | None, *, args: list[str] | None = None, env: dict | None = None,
-                 cwd: str | None = None, use_serve: bool = True):
+                 cwd: str | None = None, use_serve: bool = True, framing: str = LINES):
+        if framing not in FRAMINGS:
+            raise ValueError(f"no framing {framing!r}; one of {FRAMINGS}")
+        self.framing = framing
         self.store = Path(store) if store is not None else None
         command = [BINARY]
         if use_serve:
@@ -202,7 +280,7 @@ class Server:
         self._lock = threading.Lock()
         self._next_id = 1
         self.stdin_closed = False
-        self.killed = False  # set by kill(): a last line cut short is then expected
+        self.killed = False  # set by kill(): a last message cut short is then expected
         self._stdout_thread = threading.Thread(target=self._read_stdout, daemon=True)
         self._stderr_thread = threading.Thread(target=self._read_stderr, daemon=True)
         self._stdout_thread.start()
@@ -214,24 +292,38 @@ class Server:
         # stdin stays unbuffered (each request leaves at once); stdout is read through a buffer, since
         # readline() on a raw pipe reads one byte per system call, which takes minutes for a 20 MB line.
         stream = io.BufferedReader(self.proc.stdout, buffer_size=1 << 16)
+        read_message = READERS[self.framing]
         while True:
             try:
-                line = stream.readline()
+                payload = read_message(stream)
+            except CutShort as cut:
+                if not self.killed:  # after SIGKILL a write cut short is what the test asked for
+                    self._report(ProtocolViolation(str(cut)))
+                break
+            except ProtocolViolation as violation:
+                # Where the next message starts cannot be known: the rest is drained unread, so that
+                # the server never blocks on a full pipe.
+                self._report(violation)
+                while stream.read(1 << 16):
+                    pass
+                break
             except (OSError, ValueError):
                 break
-            if not line:
+            if payload is None:
                 break
-            if self.killed and not line.endswith(b"\n"):
-                break  # SIGKILL cut the last write short: the test asked for that, the server did not err
             try:
-                message = self._check_line(line)
+                message = self._check_message(payload)
             except ProtocolViolation as violation:
-                with self._lock:
-                    self.violations.append(str(violation))
-                self.lines.put(violation)
+                self._report(violation)
                 continue
             self.lines.put(message)
         self.lines.put(_EOF)
+
+    def _report(self, violation: ProtocolViolation) -> None:
+        """Records a violation, and hands it to the reader of the next message, whose test fails."""
+        with self._lock:
+            self.violations.append(str(violation))
+        self.lines.put(violation)
 
     def _read_stderr(self) -> None:
         while True:
@@ -247,19 +339,20 @@ class Server:
     def stderr(self) -> str:
         return b"".join(self.stderr_chunks).decode("utf-8", "replace")
 
-    def _check_line(self, line: bytes) -> dict:
-        """Checks one stdout line and returns the message; raises ProtocolViolation."""
-        shown = line[:300]
-        if not line.endswith(b"\n"):
-            raise ProtocolViolation(f"stdout line not terminated by a newline: {shown!r}")
+    def _check_message(self, payload: bytes) -> dict:
+        """Checks one stdout message (a line without its newline, or a body) and returns it; raises
+        ProtocolViolation."""
+        shown = payload[:300]
+        if b"\n" in payload:  # never in a line; in a body too, which is compact JSON as a line is
+            raise ProtocolViolation(f"stdout message holds a line break: {shown!r}")
         try:
-            text = line.decode("utf-8")
+            text = payload.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ProtocolViolation(f"stdout line is not UTF-8 ({error}): {shown!r}")
+            raise ProtocolViolation(f"stdout message is not UTF-8 ({error}): {shown!r}")
         try:
             message = json.loads(text, parse_constant=_reject_constant)
         except (json.JSONDecodeError, ValueError) as error:
-            raise ProtocolViolation(f"stdout line is not JSON ({error}): {shown!r}")
+            raise ProtocolViolation(f"stdout message is not JSON ({error}): {shown!r}")
         if not isinstance(message, dict):
             raise ProtocolViolation(f"stdout message is not a JSON object: {shown!r}")
         if message.get("jsonrpc") != "2.0":
@@ -355,13 +448,21 @@ class Server:
             self._next_id += 1
             return value
 
-    def send_bytes(self, data: bytes, timeout: float = 60.0) -> None:
-        """Writes raw bytes; a server that stops reading is killed after `timeout` so the test fails, not hangs."""
+    def send_bytes(self, data: bytes, timeout: float = 60.0, write_size: int | None = None) -> None:
+        """Writes raw bytes; a server that stops reading is killed after `timeout` so the test fails, not hangs.
+
+        With `write_size`, the bytes go that many at a time, each its own write, with a pause between
+        them so that the server's reads return them apart (a pipe hands a reader whatever has arrived)."""
         watchdog = threading.Timer(timeout, self.kill)
         watchdog.start()
         try:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
+            pieces = [data] if write_size is None else [
+                data[start:start + write_size] for start in range(0, len(data), write_size)]
+            for number, piece in enumerate(pieces):
+                if number:
+                    time.sleep(0.001)
+                self.proc.stdin.write(piece)
+                self.proc.stdin.flush()
         finally:
             watchdog.cancel()
 
@@ -374,10 +475,18 @@ class Server:
             self.answered.discard(key)
             self.pending[key] = method if isinstance(method, str) else ""
 
-    def send_raw(self, line: bytes | str, newline: bytes = b"\n") -> None:
-        """Sends one raw line (a newline is added); registers its id, when it has one, for response checks."""
+    def send_raw(self, line: bytes | str, newline: bytes | None = None, *, write_size: int | None = None) -> None:
+        """Sends one raw message in this server's framing: the line with its newline, or the body after
+        its header (`newline` as for `frame`, `write_size` as for `send_bytes`). Registers its id, when it
+        has one, for response checks."""
         if isinstance(line, str):
             line = line.encode("utf-8")
+        self.expect_reply(line)
+        self.send_bytes(frame(line, self.framing, newline), write_size=write_size)
+
+    def expect_reply(self, line: bytes) -> None:
+        """Registers the id of a raw message, when it has one, so that a response to it is expected and
+        checked (one sent by `send_bytes` has none expected, and any response to it is a violation)."""
         try:
             parsed = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
@@ -395,12 +504,11 @@ class Server:
                 raw_id = json.loads(found_id.group(1).decode("utf-8", "replace"))
                 method = found_method.group(1).decode("utf-8", "replace") if found_method else None
                 self._register(raw_id, method)
-        self.send_bytes(line + newline)
 
     def send(self, message: dict) -> None:
         if "id" in message and "method" in message:
             self._register(message["id"], message["method"])
-        self.send_bytes(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        self.send_bytes(frame(json.dumps(message, ensure_ascii=False).encode("utf-8"), self.framing))
 
     def notify(self, method: str, params: dict | None = None) -> None:
         message: dict = {"jsonrpc": "2.0", "method": method}
@@ -759,16 +867,19 @@ class Mirror:
 # ---------------------------------------------------------------------------------------------------
 
 class ServerFactory:
-    """Starts servers for one test and stops (and checks) them all at the end."""
+    """Starts servers for one test (in `framing`, unless told otherwise) and stops (and checks) them all
+    at the end."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, framing: str = LINES):
         self.root = root
+        self.framing = framing
         self.servers: list[Server] = []
         self.store = root / "store" / "notes.sqlite"
 
     def start(self, store: Path | str | None = "default", **kwargs) -> Server:
         if store == "default":
             store = self.store
+        kwargs.setdefault("framing", self.framing)
         server = Server(store, **kwargs)
         self.servers.append(server)
         return server
@@ -791,12 +902,29 @@ def tmp_root():
 
 
 @pytest.fixture
-def servers(tmp_root):
-    """A factory of servers on a fresh temporary store; every stdout line of every server is checked."""
-    factory = ServerFactory(tmp_root)
+def framing() -> str:
+    """The framing `servers` start servers in: JSON lines.
+
+    A module whose every test must hold in both framings sets `framing = each_framing`, which runs each
+    of its tests once per framing; a single test names its own with
+    `@pytest.mark.parametrize("framing", [...])`. The rest of the suite stays in one framing: what
+    does not depend on framing need not run twice."""
+    return LINES
+
+
+@pytest.fixture(params=FRAMINGS)
+def each_framing(request) -> str:
+    """Each framing in turn: see `framing`."""
+    return request.param
+
+
+@pytest.fixture
+def servers(tmp_root, framing):
+    """A factory of servers on a fresh temporary store; every stdout message of every server is checked."""
+    factory = ServerFactory(tmp_root, framing)
     yield factory
     violations = factory.close()
-    assert not violations, "the server wrote lines to stdout that are not valid protocol messages:\n" + "\n".join(
+    assert not violations, "the server wrote to stdout what is not a valid protocol message:\n" + "\n".join(
         violations[:10])
 
 
@@ -812,6 +940,27 @@ def client(servers) -> Server:
     srv = servers.start()
     srv.initialize(mirror=True)
     return srv
+
+
+def next_response(client: Server, timeout: float = 30.0) -> tuple[list[dict], dict]:
+    """(notifications before it, the next response on stdout), whatever its id: for a message whose
+    id cannot be read, answered with `"id": null` (messages are answered in order)."""
+    notes = []
+    while True:
+        message = client.next_message(timeout)
+        if "method" in message:
+            notes.append(message)
+        else:
+            return notes, message
+
+
+def still_fine(client: Server, before: list[tuple]) -> None:
+    """The server answers a following request, and nothing stored changed since `client.snapshot()`
+    returned `before`; the client's mirror still equals the list."""
+    listing = client.call("memo/list", {})
+    assert listing["total"] == len(before)
+    assert client.snapshot() == before, "a stored memo changed"
+    client.mirror.check()
 
 
 def apply_edits(text: str, edits: list[dict]) -> str:

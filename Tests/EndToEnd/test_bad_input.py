@@ -1,5 +1,8 @@
 """Bad input: each gets its documented error, the server keeps answering, stdout carries only JSON-RPC
-messages (checked for every line by the harness), and no stored memo changes."""
+messages (checked for every message by the harness), and no stored memo changes.
+
+Every test runs in both framings: each raw line below is sent as a JSON line, and as a Content-Length
+body. The few that are about one framing's own rules say so."""
 
 import json
 import time
@@ -7,10 +10,13 @@ import time
 import pytest
 
 from conftest import (
-    INVALID_PARAMS, INVALID_REQUEST, MEMO_NOT_FOUND, METHOD_NOT_FOUND, PARSE_ERROR, make_entries,
+    CONTENT_LENGTH, INVALID_PARAMS, INVALID_REQUEST, LINES, MEMO_NOT_FOUND, METHOD_NOT_FOUND, PARSE_ERROR,
+    each_framing, make_entries, next_response, still_fine,
 )
 
 UNKNOWN_ID = "0b7c6a4e-1f2d-4c3b-9a8e-7d6c5b4a3f21"
+
+framing = each_framing  # the fixture `servers` starts servers in: here, each framing in turn
 
 
 @pytest.fixture
@@ -22,26 +28,7 @@ def seeded(client):
     return client, client.snapshot()
 
 
-def still_fine(client, before):
-    """The server answers a following request, and nothing stored changed."""
-    listing = client.call("memo/list", {})
-    assert listing["total"] == len(before)
-    assert client.snapshot() == before, "a stored memo changed"
-    client.mirror.check()
-
-
-def next_response(client, timeout=30.0):
-    """The next response on stdout, whatever its id (messages are answered in order)."""
-    notes = []
-    while True:
-        message = client.next_message(timeout)
-        if "method" in message:
-            notes.append(message)
-        else:
-            return notes, message
-
-
-def refused(client, raw: bytes, code: int, expected_id=None, newline=b"\n", timeout=30.0) -> dict:
+def refused(client, raw: bytes, code: int, expected_id=None, newline=None, timeout=30.0) -> dict:
     client.send_raw(raw, newline=newline)
     notes, response = next_response(client, timeout)
     assert notes == [], f"notifications for a refused line: {notes}"
@@ -142,6 +129,8 @@ def test_unknown_notifications_are_ignored(seeded):
     still_fine(client, before)
 
 
+# JSON lines only: a blank line is no message there. A Content-Length body always is one (next test).
+@pytest.mark.parametrize("framing", [LINES])
 def test_blank_lines_are_ignored(seeded):
     client, before = seeded
     for raw in (b"", b"   ", b"\t", b"\r"):
@@ -149,6 +138,16 @@ def test_blank_lines_are_ignored(seeded):
     notes, response = client.request("memo/list", {})
     assert notes == [] and "result" in response
     assert not client.stray, f"replies to blank lines: {client.stray}"
+    still_fine(client, before)
+
+
+@pytest.mark.parametrize("framing", [CONTENT_LENGTH])
+@pytest.mark.parametrize("body", [b"", b"   ", b"\t", b"\r"], ids=["empty", "spaces", "tab", "cr"])
+def test_an_empty_or_blank_body_is_a_parse_error(seeded, body):
+    # The Content-Length equivalent of a blank line: the header promised a message, and there is none.
+    client, before = seeded
+    error = refused(client, body, PARSE_ERROR)
+    assert "empty" in error["message"], error
     still_fine(client, before)
 
 
@@ -323,13 +322,15 @@ def test_raw_nul_inside_a_json_string_is_a_parse_error(seeded):
     still_fine(client, before)
 
 
-def test_crlf_line_endings_are_accepted(seeded):
+@pytest.mark.parametrize("newline", [b"\r\n", b"\n"], ids=["crlf", "lf"])
+def test_crlf_and_lf_line_ends_are_accepted(seeded, newline):
+    # The line end of the framing itself: of a JSON line, or of each header line before a body.
     client, before = seeded
-    client.send_raw(b'{"jsonrpc":"2.0","id":"crlf-1","method":"memo/list","params":{}}', newline=b"\r\n")
+    client.send_raw(b'{"jsonrpc":"2.0","id":"crlf-1","method":"memo/list","params":{}}', newline=newline)
     _, response = client.wait_response("crlf-1")
     assert response["result"]["total"] == len(before)
     client.send_raw(b'{"jsonrpc":"2.0","id":"crlf-2","method":"memo/create","params":{"text":"via CRLF\\r\\n"}}',
-                    newline=b"\r\n")
+                    newline=newline)
     notes, response = client.wait_response("crlf-2")
     client.mirror.apply(notes)
     assert response["result"]["memo"]["text"] == "via CRLF\r\n"

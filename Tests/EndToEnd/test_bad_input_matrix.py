@@ -1,7 +1,7 @@
 """Bad input generated from the protocol's schema: every request with every param missing, null, of
 each wrong type, out of range, or holding a value JSON cannot carry (1e400, an unpaired surrogate). For
 each: the documented error naming the param, the server still answering, stdout still pure JSON-RPC
-(the harness checks every line), and no stored memo changed."""
+(the harness checks every message), and no stored memo changed. Every test runs in both framings."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INVALID_PARAMS, INVALID_REQUEST, SCHEMA, make_entries
+from conftest import INVALID_PARAMS, INVALID_REQUEST, SCHEMA, each_framing, make_entries
+
+framing = each_framing  # the fixture `servers` starts servers in: here, each framing in turn
 
 SAMPLES = {"string": "text", "integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}
 

@@ -1,5 +1,7 @@
 """The fuzzer's seed corpus and every input it ever found to crash the server (Tests/Fuzz/regressions),
-replayed through the message path by the fuzz target built without libFuzzer."""
+replayed through the message path by the fuzz target built without libFuzzer. The target replays each
+input in both framings itself (Sources/CloudNotesFuzz/FuzzMain.swift): as JSON lines, and with each of
+its lines as a Content-Length body, whose answers must all come back as Content-Length bodies."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@ beyond it gets the documented error, and the connection stays usable either way.
 
 from __future__ import annotations
 
+import pytest
 
-from conftest import INVALID_PARAMS, PARSE_ERROR
+from conftest import FRAMINGS, INVALID_PARAMS, PARSE_ERROR
 
 
 def nested(depth: int) -> str:
@@ -13,6 +14,7 @@ def nested(depth: int) -> str:
     return '{"jsonrpc":"2.0","id":9,"method":"memo/list","params":{"deep":' + "[" * inner + "]" * inner + "}}"
 
 
+@pytest.mark.parametrize("framing", FRAMINGS)  # bad input: the same in a line and in a body
 def test_nesting_up_to_the_limit_is_served_and_one_more_level_is_refused(client):
     depth = 64
     client.send_raw(nested(depth))

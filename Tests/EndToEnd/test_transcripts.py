@@ -1,7 +1,8 @@
 """The conversation transcripts in protocol/examples/ replayed against the built server, and the
 specification checked against the machine-readable description.
 
-- every transcript passes `protocol/tools/replay.py` (a fresh server on a fresh store each);
+- every transcript passes `protocol/tools/replay.py` (a fresh server on a fresh store each), in both
+  framings: as JSON lines, and with each client line sent as a Content-Length body;
 - every message the server wrote during a transcript validates against `protocol/protocol.schema.json`
   (notification params against `methods[m].params`, results against `methods[m].result` of the request
   with that id, error codes among `errors`);
@@ -73,9 +74,9 @@ def _validator(method: str, part: str) -> jsonschema.Draft202012Validator:
 
 
 @functools.lru_cache(maxsize=None)
-def _replayed(path: Path):
-    """Each transcript runs once; both tests below look at the same run."""
-    return replay.replay(path)
+def _replayed(path: Path, framing: str):
+    """Each transcript runs once per framing; both tests below look at the same run."""
+    return replay.replay(path, framing=framing)
 
 
 def _ids(paths: List[Path]) -> List[str]:
@@ -90,9 +91,10 @@ def test_there_are_transcripts():
     assert 6 <= len(EXAMPLES) <= 10, f"protocol/examples/ should hold 6-10 transcripts, found {len(EXAMPLES)}"
 
 
+@pytest.mark.parametrize("framing", replay.FRAMINGS)
 @pytest.mark.parametrize("path", EXAMPLES, ids=_ids(EXAMPLES))
-def test_transcript_replays(path: Path):
-    result = _replayed(path)
+def test_transcript_replays(path: Path, framing: str):
+    result = _replayed(path, framing)
     if not result.ok:
         pytest.fail(result.report, pytrace=False)
 
@@ -149,9 +151,10 @@ def _schema_problems(exchanged) -> List[str]:
     return problems
 
 
+@pytest.mark.parametrize("framing", replay.FRAMINGS)
 @pytest.mark.parametrize("path", EXAMPLES, ids=_ids(EXAMPLES))
-def test_transcript_messages_match_schema(path: Path):
-    result = _replayed(path)
+def test_transcript_messages_match_schema(path: Path, framing: str):
+    result = _replayed(path, framing)
     if not any(side == "server" for side, _ in result.exchanged):
         pytest.fail(f"the server wrote nothing to check: {result.report}", pytrace=False)
     problems = _schema_problems(result.exchanged)
@@ -256,3 +259,12 @@ def test_transcript_parser(tmp_path: Path):
     assert transcript.steps[1].payload == b"not json\n"
     assert transcript.steps[2].payload == b"a\xffb\x00\r\n"
     assert transcript.exit_code == 1
+
+
+def test_content_length_framing_of_client_lines():
+    # Each line a step sends becomes one body, as the JSON-lines server would read that line (without
+    # its \n or \r\n); a blank line, which JSON lines ignore, is not sent.
+    assert replay.framed(b'{"a":1}\r\n', "content-length") == b'Content-Length: 7\r\n\r\n{"a":1}'
+    assert replay.framed(b'a\xffb\x00\nc\n', "content-length") == b"Content-Length: 4\r\n\r\na\xffb\x00Content-Length: 1\r\n\r\nc"
+    assert replay.framed(b" \t\r\n", "content-length") == b""
+    assert replay.framed(b'{"a":1}\r\n', "lines") == b'{"a":1}\r\n'

@@ -2,7 +2,7 @@
 """Replays CloudNotes conversation transcripts against the built server.
 
 Usage:
-    python3 protocol/tools/replay.py [--bin PATH] [--timeout SECONDS] FILE...
+    python3 protocol/tools/replay.py [--bin PATH] [--timeout SECONDS] [--framing lines|content-length] FILE...
     python3 protocol/tools/replay.py --record FILE      # print what the server actually answers
 
 Each FILE is a transcript (see protocol/README.md, "Example transcripts"):
@@ -25,6 +25,13 @@ as it is reached; an expected line waits (up to the timeout) for the next line t
 closed right after the last client line, so the server must still answer what it was sent at end of input;
 after the last expected line it must write nothing more, close stdout and exit with the expected code
 (default 0).
+
+With --framing content-length the session speaks the LSP base protocol instead of JSON lines: each line
+a client step sends goes as one body after its `Content-Length` header, exactly as the JSON-lines server
+would read it (without its `\\n`, and without a `\\r` before it). Blank lines, which JSON lines ignore,
+are not sent: that framing has no such thing. Each body the server writes must come after exactly
+`Content-Length: N\\r\\n\\r\\n`, and is matched as a line would be. The expected lines are the same in
+both framings.
 
 The binary is --bin, else $CLOUDNOTES_BIN, else <repo>/.build/debug/cloudnotes. Exit code 0 only when every
 transcript passes.
@@ -50,6 +57,7 @@ from typing import Any, Dict, List, Optional, Tuple
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_BIN = REPO / ".build" / "debug" / "cloudnotes"
 DEFAULT_TIMEOUT = 10.0
+FRAMINGS = ("lines", "content-length")
 
 ANY = "<any>"
 VARIABLE = re.compile(r"^<\$([A-Za-z_][A-Za-z0-9_]*)>$")
@@ -230,14 +238,47 @@ def substitute(text: str, variables: Dict[str, Any], lineno: int) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
+# Framing
+
+# Exactly the header line the server writes before each body (a blank line follows), and no other.
+SERVER_HEADER = re.compile(rb"Content-Length: (0|[1-9][0-9]*)\r\n")
+
+
+def framed(data: bytes, framing: str) -> bytes:
+    """The bytes a client step sends in `framing`: as they are in JSON lines; in Content-Length framing,
+    each of their lines as one body after its header, as the JSON-lines server would read that line
+    (without its line end). Blank lines are left out: JSON lines ignore them, and a body cannot be blank."""
+    if framing == "lines":
+        return data
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the end of the last line, not a line
+    out = bytearray()
+    for line in lines:
+        body = line[:-1] if line.endswith(b"\r") else line
+        if body.strip(b" \t"):
+            out += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return bytes(out)
+
+
+@dataclass
+class BadFrame:
+    """Server output that is not `Content-Length: N\\r\\n\\r\\n` and N bytes: what it was."""
+
+    problem: str
+
+
+# --------------------------------------------------------------------------------------------------
 # The server process
 
 
 class ServerProcess:
-    """A `cloudnotes serve` on a fresh store, with stdout read line by line on a thread of its own."""
+    """A `cloudnotes serve` on a fresh store, spoken to in `framing`, with stdout read message by message
+    on a thread of its own."""
 
-    def __init__(self, binary: str, workdir: Path):
+    def __init__(self, binary: str, workdir: Path, framing: str = "lines"):
         self.workdir = workdir
+        self.framing = framing
         self.stderr_path = workdir / "stderr.log"
         self._stderr = open(self.stderr_path, "wb")
         env = dict(os.environ)
@@ -245,21 +286,51 @@ class ServerProcess:
         self.process = subprocess.Popen(
             [binary, "serve", "--store", str(workdir / "store" / "notes.sqlite")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, cwd=workdir, env=env)
-        self.lines: "queue.Queue[Optional[bytes]]" = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
+        # Each message the server wrote (a line, or a body), then None at the end of output; a BadFrame
+        # instead when its framing broke.
+        self.messages: "queue.Queue[Any]" = queue.Queue()
+        self._reader = threading.Thread(target=self._read_lines if framing == "lines" else self._read_bodies,
+                                        daemon=True)
         self._reader.start()
 
-    def _read(self) -> None:
+    def _read_lines(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
-            self.lines.put(line)
-        self.lines.put(None)  # end of output
+            self.messages.put(line)
+        self.messages.put(None)  # end of output
+
+    def _read_bodies(self) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        while True:
+            header = stream.readline(64)  # longer than any header line the server writes
+            if not header:
+                break
+            found = SERVER_HEADER.fullmatch(header)
+            blank = stream.read(2) if found else b""
+            if not found or blank != b"\r\n":
+                problem = f"a header that is not exactly 'Content-Length: N\\r\\n\\r\\n': {visible(header + blank)}"
+            else:
+                length = int(found.group(1))
+                body = stream.read(length)
+                if len(body) == length:
+                    self.messages.put(body)
+                    continue
+                problem = f"output that ended after {len(body)} of the {length} bytes of a body"
+            self.messages.put(BadFrame(problem))
+            # Where the next body would start cannot be known: the rest is drained unread, so that the
+            # server never blocks on a full pipe.
+            while stream.read(1 << 16):
+                pass
+            break
+        self.messages.put(None)  # end of output
 
     def send(self, data: bytes) -> Optional[str]:
-        """Writes `data`; an error string when the server no longer reads."""
+        """Writes a client step's bytes in the session's framing; an error string when the server no
+        longer reads."""
         try:
             assert self.process.stdin is not None
-            self.process.stdin.write(data)
+            self.process.stdin.write(framed(data, self.framing))
             self.process.stdin.flush()
             return None
         except (BrokenPipeError, OSError) as error:
@@ -272,16 +343,18 @@ class ServerProcess:
         except (BrokenPipeError, OSError):
             pass
 
-    def next_line(self, timeout: float) -> Tuple[str, Optional[bytes]]:
-        """("line", bytes), ("eof", None) or ("timeout", None)."""
+    def next_message(self, timeout: float) -> Tuple[str, Any]:
+        """("message", bytes), ("bad-frame", what it was), ("eof", None) or ("timeout", None)."""
         try:
-            line = self.lines.get(timeout=timeout)
+            message = self.messages.get(timeout=timeout)
         except queue.Empty:
             return "timeout", None
-        if line is None:
-            self.lines.put(None)  # stays at end of output
+        if message is None:
+            self.messages.put(None)  # stays at end of output
             return "eof", None
-        return "line", line
+        if isinstance(message, BadFrame):
+            return "bad-frame", message.problem
+        return "message", message
 
     def stderr_tail(self, count: int = 15) -> str:
         try:
@@ -319,8 +392,8 @@ def visible(data: bytes) -> str:
     return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch for ch in text)
 
 
-def describe_line(raw: bytes) -> Tuple[Optional[Any], str]:
-    """The parsed JSON of a server line (or None) and its text for reports."""
+def describe_message(raw: bytes) -> Tuple[Optional[Any], str]:
+    """The parsed JSON of a server message, a line or a body (or None), and its text for reports."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -332,8 +405,10 @@ def describe_line(raw: bytes) -> Tuple[Optional[Any], str]:
         return None, stripped
 
 
-def replay(path: Path, binary: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> Result:
-    """Runs one transcript against a fresh server; the result says OK or shows the first difference."""
+def replay(path: Path, binary: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
+           framing: str = "lines") -> Result:
+    """Runs one transcript against a fresh server, in `framing`; the result says OK or shows the first
+    difference."""
     binary = binary or default_binary()
     try:
         transcript = parse_transcript(path)
@@ -343,7 +418,7 @@ def replay(path: Path, binary: Optional[str] = None, timeout: float = DEFAULT_TI
         return Result(path, False, f"no executable server at {binary} (build it, or pass --bin / set CLOUDNOTES_BIN)")
 
     workdir = Path(tempfile.mkdtemp(prefix="cloudnotes-replay-"))
-    server = ServerProcess(binary, workdir)
+    server = ServerProcess(binary, workdir, framing)
     result = Result(path, False)
     variables: Dict[str, Any] = {}
     history: List[str] = []
@@ -394,14 +469,16 @@ def replay(path: Path, binary: Optional[str] = None, timeout: float = DEFAULT_TI
                     server.close_input()
                 continue
 
-            status, raw = server.next_line(timeout)
+            status, raw = server.next_message(timeout)
             if status == "timeout":
                 return fail(step.lineno, f"timed out after {timeout:g} s waiting for\n  expected: {step.text}")
             if status == "eof":
                 code = server.process.wait(timeout=timeout)
                 return fail(step.lineno, f"the server closed stdout (exit code {code}) instead of\n  expected: {step.text}")
+            if status == "bad-frame":
+                return fail(step.lineno, f"the server wrote {raw}\n  expected: {step.text}")
             assert raw is not None
-            actual, shown = describe_line(raw)
+            actual, shown = describe_message(raw)
             if actual is None:
                 return fail(step.lineno, f"the server wrote a line that is not UTF-8 JSON\n  expected: {step.text}\n  actual:   {shown}")
             result.exchanged.append(("server", actual))
@@ -411,11 +488,13 @@ def replay(path: Path, binary: Optional[str] = None, timeout: float = DEFAULT_TI
             history.append("< " + shown)
 
         # The transcript is over and the input ended: the server must say nothing more, then exit as expected.
-        status, raw = server.next_line(timeout)
-        if status == "line":
+        status, raw = server.next_message(timeout)
+        if status == "message":
             assert raw is not None
-            _, shown = describe_line(raw)
+            _, shown = describe_message(raw)
             return fail(None, f"after the last transcript line the server wrote an unexpected line\n  actual:   {shown}")
+        if status == "bad-frame":
+            return fail(None, f"after the last transcript line the server wrote {raw}")
         if status == "timeout":
             return fail(None, f"the server did not close stdout within {timeout:g} s after end of input")
         try:
@@ -437,11 +516,12 @@ def replay(path: Path, binary: Optional[str] = None, timeout: float = DEFAULT_TI
 # Recording (a help for writing transcripts)
 
 
-def record(path: Path, binary: str, quiet: float = 0.5) -> int:
-    """Sends the client lines of `path` and prints every line with what the server really answered."""
+def record(path: Path, binary: str, quiet: float = 0.5, framing: str = "lines") -> int:
+    """Sends the client lines of `path` in `framing` and prints every line with what the server really
+    answered."""
     transcript = parse_transcript(path)
     workdir = Path(tempfile.mkdtemp(prefix="cloudnotes-record-"))
-    server = ServerProcess(binary, workdir)
+    server = ServerProcess(binary, workdir, framing)
     variables: Dict[str, Any] = {}
     steps = transcript.steps
     try:
@@ -466,10 +546,12 @@ def record(path: Path, binary: str, quiet: float = 0.5) -> int:
             answered: List[Any] = []
             while True:
                 wait = quiet if request_id is None else max(0.0, deadline - time.monotonic())
-                status, raw = server.next_line(wait)
-                if status != "line" or raw is None:
+                status, raw = server.next_message(wait)
+                if status == "bad-frame":
+                    print(f"# (the server wrote {raw})")
+                if status != "message" or raw is None:
                     break
-                actual, shown = describe_line(raw)
+                actual, shown = describe_message(raw)
                 answered.append(actual)
                 print("< " + shown)
                 if isinstance(actual, dict) and "id" in actual and "method" not in actual and actual["id"] == request_id:
@@ -485,10 +567,12 @@ def record(path: Path, binary: str, quiet: float = 0.5) -> int:
                         break
         server.close_input()
         while True:
-            status, raw = server.next_line(DEFAULT_TIMEOUT)
-            if status != "line" or raw is None:
+            status, raw = server.next_message(DEFAULT_TIMEOUT)
+            if status == "bad-frame":
+                print(f"# (the server wrote {raw})")
+            if status != "message" or raw is None:
                 break
-            print("< " + describe_line(raw)[1])
+            print("< " + describe_message(raw)[1])
         code = server.process.wait(timeout=DEFAULT_TIMEOUT)
         print(f"# exit: {code}")
         return 0
@@ -507,18 +591,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds to wait for each server line")
     parser.add_argument("--record", action="store_true",
                         help="print the client lines with what the server actually answers, instead of checking")
+    parser.add_argument("--framing", choices=FRAMINGS, default="lines",
+                        help="send each client line as a JSON line (default) or as a Content-Length body")
     args = parser.parse_args(argv)
     binary = os.path.abspath(args.bin) if args.bin else default_binary()
 
     if args.record:
         for path in args.files:
-            record(path, binary)
+            record(path, binary, framing=args.framing)
         return 0
 
     failures = 0
     for path in args.files:
         started = time.monotonic()
-        result = replay(path, binary, args.timeout)
+        result = replay(path, binary, args.timeout, args.framing)
         elapsed = time.monotonic() - started
         if result.ok:
             print(f"OK    {path} ({elapsed:.1f} s)")
