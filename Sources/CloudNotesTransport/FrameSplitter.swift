@@ -271,7 +271,7 @@ struct FrameSplitter {
     /// Reads one header line of `block` (the line, without its end).
     private mutating func headerLine(_ block: HeaderBlock, line: Data, _ emit: (Frame) -> Void) {
         var block = block
-        if line.isEmpty {
+        if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
             if block.lines == 0 {
                 state = .header(block)  // a blank line between messages
             } else {
@@ -306,7 +306,10 @@ struct FrameSplitter {
         let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
         switch name {
         case "content-length":
-            if let length = Int(value), length >= 0, value.allSatisfy(\.isASCIIDigit) {
+            if !value.isEmpty, value.allSatisfy(\.isASCIIDigit), Int(value) == nil {
+                block.problem = block.problem ?? "Content-Length \(value.prefix(40)) is larger than any message can be"
+                block.lengthIsKnown = false
+            } else if let length = Int(value), length >= 0, value.allSatisfy(\.isASCIIDigit) {
                 if let earlier = block.length, earlier != length {
                     block.problem = block.problem ?? "two Content-Length headers disagree (\(earlier) and \(length))"
                     block.lengthIsKnown = false
@@ -343,7 +346,9 @@ struct FrameSplitter {
             }
         } else if let length = block.length {
             if length > maxMessageBytes {
-                state = .droppingBody(remaining: length, oversized: length)
+                // Said at once, while the body is dropped: a client waiting for it learns why now.
+                emit(.oversized(byteCount: length))
+                state = .droppingBody(remaining: length, oversized: nil)
             } else if length == 0 {
                 emit(.body(Data()))
                 state = .header(HeaderBlock())

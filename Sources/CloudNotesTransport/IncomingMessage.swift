@@ -58,7 +58,9 @@ public struct MessageDecoder: Sendable {
     /// it is an error: the header promised a message).
     public func decode(_ line: Data, blankIsIgnored: Bool = true) -> IncomingMessage {
         let (isBlank, isUTF8) = line.withUnsafeBytes { bytes in
-            (bytes.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }, UTF8Validation.isValid(bytes))
+            // A line has lost its line end already; a body's may be all it holds.
+            (bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || (!blankIsIgnored && ($0 == 0x0D || $0 == 0x0A)) },
+             UTF8Validation.isValid(bytes))
         }
         if isBlank {
             return blankIsIgnored ? .ignored : .invalid(id: nil, error: .parseError("the message's body is empty"))

@@ -134,12 +134,20 @@ struct FrameSplitterTests {
             == ["malformed: Content-Length must be a whole number of bytes, not 'ten'", "body \(Self.body)"])
         #expect(frames("Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}" + next)
             == ["malformed: two Content-Length headers disagree (2 and 3)", "body \(Self.body)"])
+        #expect(frames("Content-Length: 99999999999999999999\r\n\r\n{}" + next)
+            == ["malformed: Content-Length 99999999999999999999 is larger than any message can be", "body \(Self.body)"])
     }
 
-    @Test("a body over the limit is dropped as it is read, and reported once")
+    @Test("a body over the limit is reported once its header is read, and dropped as it is read")
     func oversizedBody() {
         let big = String(repeating: "x", count: 100)
         #expect(frames("Content-Length: 100\r\n\r\n\(big)" + Self.message()) == ["oversized 100", "body \(Self.body)"])
+        #expect(frames("Content-Length: 100\r\n\r\nxx") == ["oversized 100"], "before the body has come")
+    }
+
+    @Test("blank lines, and lines of spaces, between messages are skipped")
+    func blankLinesBetweenMessages() {
+        #expect(frames(Self.message() + "\r\n \t\r\n" + Self.message()) == ["body \(Self.body)", "body \(Self.body)"])
     }
 
     @Test("a header without its blank line is refused; the next message is read")
