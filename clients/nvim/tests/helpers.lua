@@ -147,11 +147,14 @@ function H.check(list, text, what)
 end
 
 --- Type keys in the list window, as if typed (mappings apply), then let
---- things settle.
+--- things settle. Keys fed from a script do not pass through Neovim's main
+--- loop, which would redraw the screen after them: redraw here instead (the
+--- list fetches the rows that come into view when it is drawn).
 function H.press(keys, s)
   s = s or H.s
   api.nvim_set_current_win(s.view.list_win)
   api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), "mtx", false)
+  vim.cmd("redraw")
   H.settle(s)
 end
 
@@ -248,6 +251,65 @@ function H.methods(sent)
     out[#out + 1] = m.method
   end
   return out
+end
+
+--- Like H.open, but record every request and notification the session
+--- sends from its start. Returns the session and the record.
+function H.open_recorded(opts)
+  local rpc = require("cloudnotes.rpc")
+  local start = rpc.start
+  local sent
+  rpc.start = function(...)
+    local client, err = start(...)
+    if client then
+      sent = H.record_sent({ rpc = client })
+    end
+    return client, err
+  end
+  local ok, s = pcall(H.open, opts)
+  rpc.start = start
+  if not ok then
+    error(s, 0)
+  end
+  return s, sent
+end
+
+--- Import `n` memos "Memo 0001".. "Memo n" (newest first, one a minute)
+--- into `store` through a server of its own, as another program would.
+function H.seed_store(store, n)
+  local memos = {}
+  for i = 1, n do
+    memos[i] = { title = string.format("Memo %04d", i), body = "body " .. i, last_modified = 1767225600 - 60 * i }
+  end
+  local other = H.other_client(store)
+  other.req("memo/import", { memos = memos })
+  other.stop()
+end
+
+--- The list lines on screen (1-based numbers first..last).
+function H.visible(s)
+  s = s or H.s
+  local first, last = s.view:visible_range()
+  return first + 1, math.min(last + 1, api.nvim_buf_line_count(s.view.list_buf))
+end
+
+--- Check that the list buffer has a line per memo and that every line on
+--- screen shows the server's row at that place (asked of the server now).
+function H.check_screen(what, s)
+  s = s or H.s
+  local page = H.request("memo/list", { offset = 0, limit = 1 }, s)
+  H.eq(api.nvim_buf_line_count(s.view.list_buf), math.max(page.total, 1), what .. ": a line per memo")
+  local first, last = H.visible(s)
+  local rows = H.request("memo/list", { offset = first - 1, limit = last - first + 1 }, s).rows
+  local lines = api.nvim_buf_get_lines(s.view.list_buf, first - 1, last, false)
+  for i, line in ipairs(lines) do
+    local title = line:sub(3, 2 + #rows[i].title)
+    if title ~= rows[i].title then
+      error(string.format("%s: line %d shows %q, the server's row there is %q", what, first + i - 1, line,
+        rows[i].title), 2)
+    end
+  end
+  return first, last
 end
 
 --- Close with q and check the server went away cleanly (code 0).

@@ -174,6 +174,23 @@ return {
     end,
   },
   {
+    "unknown_time_zone_falls_back_to_utc",
+    function(H)
+      -- The first initialize is refused; the initialized notification and the
+      -- first screen's memo/list sent after it are dropped and refused, and
+      -- the retry with UTC brings the list.
+      H.store = H.new_store()
+      H.seed_store(H.store, 3)
+      local s = H.open({ time_zone = "Nowhere/Bad" })
+      local warn = H.note("does not know the time zone")
+      H.assert(warn and warn.level == vim.log.levels.WARN, "the user was told")
+      H.eq(#H.list_lines(), 3, "the list")
+      H.eq(H.list_lines()[1], H.row(true, "Memo 0001", H.date("December 31, 2025 at 11:59 PM"), "body 1"), "in UTC")
+      H.eq(H.text_lines(), { "Memo 0001", "body 1" }, "the newest memo is shown")
+      H.quit(s)
+    end,
+  },
+  {
     "missing_binary",
     function(H)
       H.allowed_errors = { "cannot run" }

@@ -33,9 +33,23 @@ function A._request(self, method, params, on_result)
   end, method))
 end
 
+--- The row under the list's cursor. A row not fetched yet (a key pressed
+--- right after a jump) is waited for, a round trip.
 function A._row_under_cursor(self)
-  local i = self.view:cursor_row(self.mirror)
-  return i and self.mirror.rows[i] or nil
+  local i = self.view:cursor_index(self.mirror)
+  if not i then
+    return nil
+  end
+  local row = self.mirror:row(i)
+  if not row and self:_running() then
+    self:_check_window()
+    vim.wait(2000, function()
+      i = self.view:cursor_index(self.mirror)
+      return not i or self.mirror:row(i) ~= nil or not self:_running() or self.fetch_failed
+    end, 5)
+    row = i and self.mirror:row(i)
+  end
+  return row
 end
 
 --- The row an action on "the memo under the cursor" works on: nil (after
@@ -121,28 +135,93 @@ function A.share(self)
   end)
 end
 
---- Ask for a search query; an empty one clears the filter.
+--- Ask for a search query; an empty one clears the filter. With a prompt
+--- that reports each change (the default one does), the list follows the
+--- query as it is typed, and <Esc> puts the previous filter back.
 function A.search_prompt(self)
   if not self:_check_running() then
     return
   end
-  self.cfg.input({ prompt = "Search memos: ", default = self.mirror.query }, util.safe(function(query)
+  local before = self.mirror.query
+  local live = false
+  local opts = {
+    prompt = "Search memos: ",
+    default = before,
+    on_change = util.safe(function(query)
+      if query ~= self.mirror.query or self.live_query then
+        live = true
+        self:_search_live(query)
+      end
+    end, "search"),
+  }
+  self.cfg.input(opts, util.safe(function(query)
+    self.live_query = nil
     if query == nil then
-      return -- cancelled
+      if live then
+        self:search(before) -- cancelled: the filter as it was
+      end
+      return
+    end
+    if live and not self.live_running and query == self.mirror.query then
+      return -- the list shows this query's results already
     end
     self:search(query)
   end, "search"))
 end
 
---- Set the server's search filter to `query` ("" clears it).
-function A.search(self, query)
+--- The number of rows one memo/search brings: one screen of the list.
+function A._screen_rows(self)
+  local height = self.view and api.nvim_win_is_valid(self.view.list_win) and api.nvim_win_get_height(self.view.list_win)
+  return math.max(1, math.min(self.mirror.max_rows, height or 50))
+end
+
+--- Set the server's search filter to `query` ("" clears it); the response
+--- brings the first screen of results. `on_done(ok)` runs after it.
+function A.search(self, query, on_done)
   if not self:_check_running() then
+    if on_done then
+      on_done(false)
+    end
     return
   end
   self:flush()
-  self:_request("memo/search", { query = query }, function(result)
-    self.mirror.query = result.query or query
+  self.searching = self.searching + 1
+  self.rpc:request("memo/search", { query = query, limit = self:_screen_rows() }, util.safe(function(err, result)
+    self.searching = self.searching - 1
+    if err then
+      if err.code ~= GONE then
+        util.error("memo/search failed: " .. util.rpc_error_text(err))
+      end
+    else
+      self.mirror.query = result.query or query
+      self.mirror:install(0, result)
+      self.fetch_failed = false
+      self.after_search = true
+    end
     self:render()
+    if vim.fn.mode() == "c" then
+      vim.cmd("redraw") -- the list changes under the prompt
+    end
+    if on_done then
+      on_done(not err)
+    end
+  end, "memo/search"))
+end
+
+--- Search for `query` as it is typed: one search at a time, then the query
+--- as it is by then, so that fast typing does not queue a search per key.
+function A._search_live(self, query)
+  self.live_query = query
+  if self.live_running then
+    return
+  end
+  self.live_running = true
+  self:search(query, function(ok)
+    self.live_running = false
+    local latest = self.live_query
+    if ok and latest ~= nil and latest ~= self.mirror.query then
+      self:_search_live(latest)
+    end
   end)
 end
 
@@ -153,13 +232,15 @@ function A.clear_search(self)
   end
 end
 
---- Fetch the list again (shows changes another front end made to the store).
+--- Fetch the rows on screen again (and the list's length).
 function A.refresh(self)
   if not self:_check_running() then
     return
   end
   self:flush()
-  self:fetch()
+  self.fetch_failed = false
+  self.mirror:invalidate()
+  self:_check_window()
 end
 
 --- Import a file of memos in the sample format (memo/import with a path).

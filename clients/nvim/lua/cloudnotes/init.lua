@@ -52,13 +52,26 @@ local CANCELLED = "\1cloudnotes-cancelled\1"
 
 --- The default search prompt: like vim.ui.input, except that an empty
 --- answer is "" (clear the search) and only <Esc>/<C-c> give nil. Neovim
---- 0.7's vim.ui.input gives nil for both, so it could not clear.
+--- 0.7's vim.ui.input gives nil for both, so it could not clear. With
+--- `opts.on_change`, that is called with the text after each change.
 function M.default_input(opts, on_confirm)
+  local autocmd
+  if opts.on_change then
+    autocmd = vim.api.nvim_create_autocmd("CmdlineChanged", {
+      pattern = "@", -- the input() prompt
+      callback = function()
+        opts.on_change(vim.fn.getcmdline())
+      end,
+    })
+  end
   local ok, answer = pcall(vim.fn.input, {
     prompt = opts.prompt or "",
     default = opts.default or "",
     cancelreturn = CANCELLED,
   })
+  if autocmd then
+    pcall(vim.api.nvim_del_autocmd, autocmd)
+  end
   if not ok or answer == CANCELLED then
     on_confirm(nil)
   else

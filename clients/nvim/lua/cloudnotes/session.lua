@@ -15,6 +15,7 @@ local Session = {}
 Session.__index = Session
 
 local GONE = rpc.GONE
+local NOT_INITIALIZED = -32002
 
 local next_session = 0
 
@@ -28,7 +29,9 @@ function M.new(cfg, version)
     nr = next_session,
     state = "new", -- new, starting, ready, closing, closed, dead
     mirror = mirror_mod.new(),
-    page_size = 1000,
+    fetching = nil, -- the memo/list params of the window fetch on its way
+    searching = 0, -- memo/search requests on their way
+    follow = true, -- the list's cursor is on the selected row: keep it there
     -- What the text buffer holds, and the edits on their way to the server.
     edit = {
       id = nil, -- memo in the text buffer (nil: detail pane cleared)
@@ -131,12 +134,20 @@ function Session:_initialize(time_zone)
     end
     self.capabilities = result and result.capabilities or {}
     local limits = self.capabilities.limits or {}
-    self.page_size = math.min(1000, limits.maxListLimit or 100)
+    self.mirror.max_rows = math.max(1, math.min(mirror_mod.MAX_ROWS, limits.maxListLimit or 100))
     self.state = "ready"
-    -- initialized makes the server select and show the newest memo (rule 1).
-    self.rpc:notify("initialized")
-    self:fetch()
+    self:_check_window()
   end, "initialize"))
+  -- Sent without waiting for the answer: the server takes messages in order,
+  -- so after a successful initialize they are served at once, a round trip
+  -- sooner. After a failed one the server drops the notification and
+  -- refuses the request (-32002), and the retry sends both again.
+  -- initialized makes the server select and show the newest memo (rule 1).
+  self.rpc:notify("initialized")
+  local first, last = self.view:visible_range()
+  if first and not self.fetching then
+    self:_fetch(self.mirror:fetch_for(first, last, 0))
+  end
 end
 
 -- Mirroring the server -------------------------------------------------------
@@ -155,21 +166,35 @@ function Session:_on_notification(method, params)
     end
   end
   local changed = self.mirror:apply(method, params)
-  if changed.fetch then
-    self:fetch()
+  if changed.ops and self.view then
+    -- The list buffer's lines move with the rows, so that what the user is
+    -- looking at stays in place.
+    for _, op in ipairs(changed.ops) do
+      if op[1] == "insert" then
+        self.view:list_insert(op[2])
+      else
+        self.view:list_remove(op[2])
+      end
+    end
+  end
+  if changed.reset then
+    self.fetch_failed = false
+    self:_check_window_soon()
   end
   if changed.detail then
     self:_show_detail()
   end
+  if changed.selection and (changed.selection_moved or self.follow) then
+    self.move_cursor = true
+  end
   if changed.list or changed.selection then
-    self:_render_soon(changed.selection)
+    self:_render_soon()
   end
 end
 
 --- Re-draw the list after the messages already read have been applied: a
 --- single create sends three notifications, and one redraw covers them.
-function Session:_render_soon(move_cursor)
-  self.move_cursor = self.move_cursor or move_cursor
+function Session:_render_soon()
   if self.render_pending then
     return
   end
@@ -180,50 +205,129 @@ function Session:_render_soon(move_cursor)
   end, "render"))
 end
 
---- Draw the list now (and put the cursor on the selected row if the
---- selection moved since the last draw).
+--- Draw the list now, put the cursor on the selected row if the selection
+--- moved since the last draw, and fetch the rows now on screen if the
+--- window does not hold them.
 function Session:render()
   if not self.view then
     return
   end
-  self.view:render_list(self.mirror, { dead = self.state == "dead" })
-  if self.move_cursor then
-    self.move_cursor = false
-    self.view:focus_selected(self.mirror)
-  end
-end
-
---- Fetch the whole (filtered) list with memo/list pages, replacing the rows
---- once all have arrived. Used at start, after list/didReset and by refresh.
-function Session:fetch()
-  if self.mirror.fetching or not self:_running() then
+  local mirror = self.mirror
+  if mirror.stale and (self.fetching or self.searching > 0) and self.state ~= "dead" then
+    -- The old lines stay until the new rows arrive (a round trip), so the
+    -- list does not flash blank after list/didReset.
     return
   end
-  local gen = self.mirror:begin_fetch()
-  self:_fetch_page(gen, 0)
+  if mirror:selection_disagrees() and not self.refetched then
+    -- Never so unless a notification was missed: fetch the window again
+    -- (once: a server that keeps disagreeing must not be asked forever).
+    self.refetched = true
+    mirror:invalidate()
+    self:_check_window()
+    return
+  end
+  self.refetched = false
+  local short = self.view:render_list(mirror, {
+    dead = self.state == "dead",
+    loading = mirror.stale and self:_running(),
+    first_screen = not self.grow_pending,
+  })
+  if short then
+    -- The rows on screen are drawn; the lines of the rest of the list (a
+    -- million blank lines take a while) are added once Neovim has shown
+    -- them, and the cursor goes where it must then.
+    self.grow_pending = true
+    vim.defer_fn(util.safe(function()
+      self:render()
+    end, "render"), 0)
+    return
+  end
+  self.grow_pending = false
+  if self.after_search then
+    -- New results: show the selected memo if it is one of them, else the top.
+    self.after_search = false
+    self.move_cursor = false
+    if not self.view:focus_selected(mirror) then
+      self.view:focus_top()
+    end
+  elseif self.move_cursor then
+    self.move_cursor = false
+    self.view:focus_selected(mirror)
+  end
+  self:_note_follow()
+  self:_check_window()
 end
 
-function Session:_fetch_page(gen, offset)
-  self.rpc:request("memo/list", { offset = offset, limit = self.page_size }, util.safe(function(err, result)
+--- Remember whether the list's cursor is on the selected row.
+function Session:_note_follow()
+  local sel = self.mirror:selected()
+  self.follow = sel ~= nil and self.view and self.view:cursor_index(self.mirror) == sel or false
+end
+
+-- The window ----------------------------------------------------------------
+
+--- Check soon (once for any number of calls before then) whether the rows on
+--- screen are in the window: scrolling calls this on every move, and a held
+--- key must not become a request per line.
+function Session:_check_window_soon()
+  if self.check_pending then
+    return
+  end
+  self.check_pending = true
+  vim.schedule(util.safe(function()
+    self.check_pending = false
+    self:_check_window()
+  end, "memo/list"))
+end
+
+--- Fetch the rows on screen, a screen either side, unless the window holds
+--- them already. One fetch at a time: when it is answered, this runs again
+--- for wherever the view is by then.
+function Session:_check_window()
+  if not self:_running() or self.state ~= "ready" or self.fetching or self.searching > 0 or not self.view
+    or self.fetch_failed then
+    return
+  end
+  local first, last, height = self.view:visible_range()
+  if not first then
+    return
+  end
+  -- The first screen of a list not fetched yet comes alone, so it shows
+  -- sooner; the margins follow.
+  local req = self.mirror:fetch_for(first, last, self.mirror.stale and 0 or height)
+  if req then
+    self:_fetch(req)
+  end
+end
+
+function Session:_fetch(req)
+  self.fetching = req
+  self.rpc:request("memo/list", req, util.safe(function(err, result)
+    self.fetching = nil
+    if err and err.code == NOT_INITIALIZED then
+      return -- sent with a failed initialize; the retry fetches again
+    end
     if err then
-      self.mirror:abort_fetch(gen)
       if err.code ~= GONE then
-        util.error("cannot list the memos: " .. util.rpc_error_text(err))
+        util.error("cannot list the memos: " .. util.rpc_error_text(err) .. ". Press r to try again.")
       end
+      -- No more automatic fetches until r or the next list/didReset.
+      self.fetch_failed = true
       self:render()
       return
     end
-    local next_step = self.mirror:fetch_page(gen, offset, result)
-    if next_step == "done" then
-      self.move_cursor = true
-      self:render()
-    elseif next_step == "restart" then
-      self.mirror.fetching = false
-      self:fetch()
-    elseif type(next_step) == "number" then
-      self:_fetch_page(gen, next_step)
-    end
+    self.mirror:install(req.offset, result)
+    self:render()
   end, "memo/list"))
+end
+
+--- The rows on screen changed (the list was scrolled, the cursor moved, the
+--- window was resized).
+function Session:_on_scroll()
+  if self.view then
+    self:_note_follow()
+  end
+  self:_check_window_soon()
 end
 
 --- Show the mirror's detail memo in the text buffer.
@@ -266,9 +370,11 @@ end
 
 -- Keys and autocommands ------------------------------------------------------
 
-function Session:_install_keymaps()
+--- Map the list keys in the list buffer `buf` (again when the view
+--- replaces that buffer), and the text buffer's key once.
+function Session:_install_keymaps(buf)
   local keys = self.cfg.keys
-  local buf = self.view.list_buf
+  buf = buf or self.view.list_buf
   local actions = {
     select = { "select", "select the memo under the cursor" },
     create = { "create", "create a memo" },
@@ -290,7 +396,8 @@ function Session:_install_keymaps()
       end
     end
   end
-  if keys.focus_list then
+  if keys.focus_list and not self.text_keys_done then
+    self.text_keys_done = true
     vim.keymap.set("n", keys.focus_list, util.safe(function()
       self:focus_list()
     end, "focus_list"), { buffer = self.view.text_buf, silent = true, desc = "CloudNotes: go to the list" })
@@ -316,15 +423,33 @@ function Session:_install_autocmds()
   })
   api.nvim_create_autocmd("BufWipeout", {
     group = group,
-    buffer = self.view.list_buf,
-    callback = util.safe(function()
+    callback = util.safe(function(args)
       -- Closing the list (:q, :bwipe) ends the session; defer, as the
-      -- buffer is being wiped right now.
+      -- buffer is being wiped right now. (A list buffer the view replaced
+      -- is no longer view.list_buf.)
+      if not self.view or args.buf ~= self.view.list_buf then
+        return
+      end
       vim.schedule(util.safe(function()
         self:close()
       end, "close"))
     end, "close"),
   })
+  -- Scrolling the list fetches the rows that come into view.
+  api.nvim_create_autocmd({ "CursorMoved", "WinScrolled" }, {
+    group = group,
+    callback = util.safe(function(args)
+      if self.view and (args.buf == self.view.list_buf or tonumber(args.match) == self.view.list_win) then
+        self:_on_scroll()
+      end
+    end, "scroll"),
+  })
+  self.view:on_scroll(function()
+    self:_check_window_soon()
+  end)
+  self.view.on_new_list_buf = function(buf)
+    self:_install_keymaps(buf)
+  end
   api.nvim_create_autocmd("VimLeavePre", {
     group = group,
     callback = util.safe(function()
@@ -465,7 +590,9 @@ function Session:idle()
     return true
   end
   return not (self.rpc and self.rpc:busy())
-    and not self.mirror.fetching
+    and not self.fetching
+    and not self.check_pending
+    and not self.grow_pending
     and not self.edit.dirty
     and not self.inflight
     and #self.queue == 0

@@ -97,17 +97,29 @@ function M.one_line(s)
   return (tostring(s or ""):gsub("[%z\1-\31\127]", "?"))
 end
 
+-- Display cells of one character, asked of Neovim once per character.
+local char_cells = {}
+
 --- Pad or cut `s` to exactly `width` display cells (wide characters count 2).
 function M.fit(s, width)
+  if not s:find("[%z\1-\31\127-\255]") then
+    -- Printable ASCII: one cell per byte.
+    if #s <= width then
+      return s .. string.rep(" ", width - #s)
+    end
+    return s:sub(1, width - 1) .. "…"
+  end
   local w = vim.fn.strdisplaywidth(s)
   if w <= width then
     return s .. string.rep(" ", width - w)
   end
   local out, used = {}, 0
-  local n = vim.fn.strchars(s)
-  for i = 0, n - 1 do
-    local ch = vim.fn.strcharpart(s, i, 1)
-    local cw = vim.fn.strdisplaywidth(ch)
+  for ch in s:gmatch("[%z\1-\127\192-\255][\128-\191]*") do
+    local cw = char_cells[ch]
+    if not cw then
+      cw = vim.fn.strdisplaywidth(ch)
+      char_cells[ch] = cw
+    end
     if used + cw > width - 1 then
       break
     end
