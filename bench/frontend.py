@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Front-end benchmark: how an editor's CloudNotes front end copes with 1,000, 100,000 and 1,000,000 memos.
 
-For each size it opens the split view in a headless editor on a store of that many memos and measures the
-time from the command to the first screen of rows drawn, the editor's peak resident memory, and the time
-from `G` in the list to the last rows drawn. The sizes take turns, round after round (this machine's speed
-moves within minutes, so the ratios must come from the same minutes), and the table gives each figure's
-median and its ratio to the 1,000-memo figure of the same run.
+For each size it opens the split view in an editor (Neovim headless, Emacs on a pseudo-terminal: see
+bench/frontend_emacs.py) on a store of that many memos and measures the time from the command to the first
+screen of rows drawn, the editor's peak resident memory, and the time from `G` (Emacs: `M->`) in the list
+to the last rows drawn. The sizes take turns, round after round (this machine's speed moves within
+minutes, so the ratios must come from the same minutes), and the table gives each figure's median and its
+ratio to the 1,000-memo figure of the same run.
 
 The stores are made once with the benchmark's own data (cloudnotes_bench.generate_memos) imported by the
 server (memo/import), and kept in bench/data (git-ignored) for the next run.
@@ -33,6 +34,7 @@ REPO_DIR = os.path.dirname(BENCH_DIR)
 sys.path.insert(0, BENCH_DIR)
 
 import cloudnotes_bench as cb  # noqa: E402  (the data generator and the server driver)
+import frontend_emacs  # noqa: E402  (the Emacs driver)
 
 SIZES = (1_000, 100_000, 1_000_000)
 SEED = 20240521
@@ -246,10 +248,16 @@ def editor_version(argv: list[str]) -> str:
         return "unknown"
 
 
-# name -> (driver, available(), version argv). An Emacs driver goes here beside Neovim's.
+def emacs_driver(binary: str, store: str, n: int, work: str, timeout_s: float) -> dict:
+    """`emacs -nw -Q` on a pseudo-terminal of the same screen (bench/frontend_emacs.py)."""
+    return frontend_emacs.emacs_driver(binary, store, n, work, timeout_s, (SCREEN_LINES, SCREEN_COLUMNS))
+
+
+# name -> (driver, available(), version argv).
 EDITORS = {
     "nvim": (nvim_driver, lambda: shutil.which(os.environ.get("NVIM_BIN", "nvim")) is not None,
              [os.environ.get("NVIM_BIN", "nvim"), "--version"]),
+    "emacs": (emacs_driver, frontend_emacs.emacs_available, [frontend_emacs.emacs_bin(), "--version"]),
 }
 
 
@@ -258,7 +266,7 @@ EDITORS = {
 # ---------------------------------------------------------------------------------------------------
 
 FIGURES = (("first_screen_ms", "first screen", "ms"), ("rss_kb", "peak RSS", "MB"),
-           ("scroll_end_ms", "G to the end", "ms"))
+           ("scroll_end_ms", "G/M-> to the end", "ms"))
 SERVER = "server alone"  # the table's row of the server's own first page, for scale
 
 
@@ -299,7 +307,8 @@ def parse_args(argv: list[str]):
     p.add_argument("--sizes", default=None, help="numbers of memos, comma-separated (default 1000,100000,1000000)")
     p.add_argument("--quick", action="store_true", help="1,000 and 100,000 memos only, 3 rounds")
     p.add_argument("--rounds", type=int, default=None, help="rounds of every size in turn (default 7)")
-    p.add_argument("--editors", default=",".join(EDITORS), help=f"comma-separated, of {', '.join(EDITORS)}")
+    p.add_argument("--editors", default=",".join(EDITORS),
+                   help=f"comma-separated, of {', '.join(EDITORS)} (default: those installed)")
     p.add_argument("--data-dir", default=os.path.join(BENCH_DIR, "data"),
                    help="where the stores are kept between runs (default bench/data)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds one editor run may take")

@@ -104,6 +104,9 @@
 \\{cloudnotes-list-mode-map}"
   (setq truncate-lines t
         buffer-undo-list t
+        ;; The rows not fetched yet are blank lines; with the direction found paragraph by paragraph,
+        ;; redisplay searches back through all of them on a jump to the end.
+        bidi-paragraph-direction 'left-to-right
         header-line-format '(:eval (cloudnotes-list--header)))
   (add-hook 'window-scroll-functions #'cloudnotes-list--scrolled nil t)
   (add-hook 'post-command-hook #'cloudnotes-list--scrolled nil t)
