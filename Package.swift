@@ -1,11 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Dependencies point one way:
-//   cloudnotes (executable: serve, and the shell commands) → CloudNotesServer → CloudNotesMediator → CloudNotesStore
-//                                        ↘ CloudNotesTransport     ↘ CloudNotesProtocol          ↗
-//                                        ↘ CloudNotesSync (remotes, segments, merges) ──────────
-// CloudNotesJSON (parsing, no I/O) sits below CloudNotesTransport and CloudNotesMediator (import files).
+// Dependencies point one way (ARCHITECTURE.md draws them):
+//   cloudnotes → CloudNotesServer → CloudNotesTransport → CloudNotesProtocol → CloudNotesJSON → CloudNotesBytes
+//                                 → CloudNotesTransfer → CloudNotesMediator → CloudNotesStore
+//                                 → CloudNotesSync → CloudNotesStore
 // The protocol types know no I/O, the store knows no JSON-RPC, the mediator knows no pipes.
 let package = Package(
     name: "CloudNotes",
@@ -22,53 +21,59 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
-        // Codable messages, error codes and the method registry. No I/O.
-        .target(name: "CloudNotesProtocol"),
-        // Byte work under every line, in C for vector instructions: the search for the bytes a JSON string
-        // must escape (SSE2) and the UTF-8 check (SSSE3).
-        .target(name: "CJSONBytes"),
-        // Reading JSON fast, without I/O: a strict parser into a tree and a decoder of the tree, the UTF-8
-        // check, the search for a string's special bytes. Used for requests and for import files.
-        .target(name: "CloudNotesJSON", dependencies: ["CJSONBytes"]),
-        // Framing (JSON lines or LSP's Content-Length headers) and the JSON-RPC connection over file descriptors.
+        // In C, for the processor's vector instructions: the search for the bytes a JSON string must
+        // escape (SSE2) and the UTF-8 check (SSSE3).
+        .target(name: "CBytes"),
+        // The UTF-8 check over `CBytes`: for the lines the server reads, the import files and the text
+        // read back from SQLite.
+        .target(name: "CloudNotesBytes", dependencies: ["CBytes"]),
+        // Reading and writing JSON, without I/O: the strict syntax check, the tree and its decoder, the
+        // streaming encoder, the splitter of an import file's array, the pretty-printed export array.
+        .target(name: "CloudNotesJSON", dependencies: ["CBytes", "CloudNotesBytes"]),
+        // Codable messages, error codes, limits and the method registry; the domain types write their
+        // own JSON (`JSONWritable`). No I/O.
+        .target(name: "CloudNotesProtocol", dependencies: ["CloudNotesJSON"]),
+        // Framing (JSON lines or LSP's Content-Length headers) and the JSON-RPC envelope over file
+        // descriptors: messages in, decoded into their request types, and replies out.
         .target(
             name: "CloudNotesTransport",
             dependencies: [
                 "CloudNotesProtocol",
                 "CloudNotesJSON",
-                "CJSONBytes",
+                "CloudNotesBytes",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The libc and SQLite calls Swift cannot reach (`syncfs`, `mallopt`, the variadic `sqlite3_db_config`).
+        .target(name: "CShims", linkerSettings: [.linkedLibrary("sqlite3")]),
         // A VFS over SQLite's own that writes a transaction's log frames to the file in one write.
         .target(name: "CSQLiteLogWrites", linkerSettings: [.linkedLibrary("sqlite3")]),
-        // The SQLite settings Swift cannot reach (`sqlite3_db_config` is variadic).
-        .target(name: "CSQLiteDBConfig", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The SQLite store: memos, tombstones, change sequence, full-text search, sync's revision history.
         .target(
             name: "CloudNotesStore",
             dependencies: [
                 "CSQLiteLogWrites",
-                "CSQLiteDBConfig",
-                // The UTF-8 check, for the text read back from SQLite (the standard library's is slower).
-                "CloudNotesJSON",
+                "CShims",
+                "CloudNotesBytes",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The C API: the hook GRDB does not wrap (`sqlite3_wal_hook`), and statements stepped by hand.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        // `syncfs(2)`, which Swift's Glibc module does not declare: an export of many files synced at once.
-        .target(name: "CFileSync"),
         // The split view: list, selection and detail, turned into notifications.
         .target(
             name: "CloudNotesMediator",
             dependencies: [
-                "CFileSync",
                 "CloudNotesProtocol",
-                "CloudNotesJSON",
                 "CloudNotesStore",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Memos in and out of files: import files read as they go, exports to JSON or Markdown (named and
+        // errors told as the split view names and tells them).
+        .target(
+            name: "CloudNotesTransfer",
+            dependencies: ["CShims", "CloudNotesBytes", "CloudNotesJSON", "CloudNotesProtocol", "CloudNotesMediator", "CloudNotesStore"]
         ),
         // Sync through a folder or WebDAV: the remote layout, the merge rules, the sync itself.
         .target(
@@ -89,6 +94,7 @@ let package = Package(
                 "CloudNotesProtocol",
                 "CloudNotesTransport",
                 "CloudNotesMediator",
+                "CloudNotesTransfer",
                 "CloudNotesStore",
                 "CloudNotesSync",
                 .product(name: "Logging", package: "swift-log"),
@@ -97,8 +103,10 @@ let package = Package(
         .executableTarget(
             name: "cloudnotes",
             dependencies: [
+                "CShims",
                 "CloudNotesProtocol",
                 "CloudNotesMediator",
+                "CloudNotesTransfer",
                 "CloudNotesServer",
                 "CloudNotesStore",
                 "CloudNotesSync",
@@ -107,8 +115,8 @@ let package = Package(
             ],
             linkerSettings: [
                 // Relative relocations packed (DT_RELR, glibc 2.36+; lld has the option, gold does not):
-                // the dynamic loader reads ~30 KB at start-up instead of a 3 MB table that otherwise stays
-                // in the server's resident memory (measured by bench/run's peak RSS).
+                // the dynamic loader reads a small table at start-up instead of a large one that otherwise
+                // stays in the server's resident memory (measured by bench/run's peak RSS).
                 .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux], configuration: .release)),
             ]
         ),
@@ -123,8 +131,12 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
-        .testTarget(name: "CloudNotesJSONTests", dependencies: ["CloudNotesJSON", "CloudNotesTestSupport"]),
+        .testTarget(name: "CloudNotesBytesTests", dependencies: ["CloudNotesBytes", "CloudNotesTestSupport"]),
+        .testTarget(name: "CloudNotesJSONTests", dependencies: ["CloudNotesJSON", "CloudNotesProtocol", "CloudNotesTestSupport"]),
         .testTarget(name: "CloudNotesTransportTests", dependencies: ["CloudNotesTransport", "CloudNotesJSON", "CloudNotesTestSupport"]),
+        .testTarget(
+            name: "CloudNotesTransferTests",
+            dependencies: ["CloudNotesTransfer", "CloudNotesProtocol", "CloudNotesStore", "CloudNotesTestSupport"]),
         // What several test targets share (a seeded random generator, temporary stores, waiting helpers).
         .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CSQLiteLogWrites", "CloudNotesTestSupport"]),

@@ -5,7 +5,7 @@ import CloudNotesStore
 
 extension ResponseError {
     /// The protocol error a client sees for a store error.
-    static func from(_ error: any Error, presenter: MemoPresenter, baseVersion: Int64? = nil) -> ResponseError {
+    package static func from(_ error: any Error, presenter: MemoPresenter, baseVersion: Int64? = nil) -> ResponseError {
         switch error {
         case let error as ResponseError:
             return error

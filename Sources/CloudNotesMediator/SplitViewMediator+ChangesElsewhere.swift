@@ -52,20 +52,7 @@ extension SplitViewMediator {
 
     /// The memos that other processes changed: each moved, entered or left the (filtered) list.
     func announce(_ moves: [ListMove]) {
-        for move in moves { announce(move) }
-    }
-
-    private func announce(_ move: ListMove) {
-        switch (move.from, move.to) {
-        case let (from?, to?):
-            sink.send(ListDidUpdate(fromIndex: from, toIndex: to, row: presenter.row(move.row)))
-        case let (from?, nil):
-            sink.send(ListDidRemove(index: from, id: MemoID(move.row.id)!))
-        case let (nil, to?):
-            sink.send(ListDidInsert(index: to, row: presenter.row(move.row)))
-        case (nil, nil):
-            break
-        }
+        for move in moves { announceMove(from: move.from, to: move.to, row: presenter.row(move.row)) }
     }
 
     /// The list pane reloads (`list/didReset`), as after an import, and the detail pane follows its memo.

@@ -60,9 +60,9 @@ struct SharedMemo {
 }
 
 /// File names made from titles.
-enum FileName {
+package enum FileName {
     /// `title` as a file name: no path separators, control characters or leading dots, at most 100 characters.
-    static func safe(_ title: String) -> String {
+    package static func safe(_ title: String) -> String {
         let forbidden = CharacterSet(charactersIn: "/\\:*?\"<>|").union(.controlCharacters)
         var name = String(String.UnicodeScalarView(title.unicodeScalars.map { forbidden.contains($0) ? "_" : $0 }))
         while name.hasPrefix(".") { name.removeFirst() }

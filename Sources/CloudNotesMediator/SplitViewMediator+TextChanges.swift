@@ -57,48 +57,44 @@ extension EditRequest: TextChangeRequest {
     }
 }
 
-// MARK: - Rule 3
+// MARK: - Rule S3
 
 extension SplitViewMediator {
-    /// Rule 3: the same memo, moved to the top in one `list/didUpdate`, acknowledged after the commit.
+    /// Rule S3: the same memo, moved to the top in one `list/didUpdate`, acknowledged after the commit.
     public func update(_ request: UpdateRequest) throws(ResponseError) -> MemoResult {
         try changeText(request)
     }
 
-    /// Rule 3 for an editor's changes: as `update`, with the new text made from the stored one in the
+    /// Rule S3 for an editor's changes: as `update`, with the new text made from the stored one in the
     /// same transaction, and a response that carries no text (the client has it).
     public func edit(_ request: EditRequest) throws(ResponseError) -> EditResult {
         try changeText(request)
     }
 
-    func changeText<Request: TextChangeRequest>(_ request: Request) throws(ResponseError) -> Request.Response {
-        try request.check(limits: limits)
-        return try translatingErrors(baseVersion: request.expectedVersion) {
-            try catchUp()
-            let change = try store.update([request.textUpdate(limits: limits)], now: clock(), filter: filter)[0].get()
-            try announceUpdate(change)
-            return request.response(to: change, presenter: presenter)
+    /// One change, as a run of one: the path every text change takes.
+    private func changeText<Request: TextChangeRequest>(_ request: Request) throws(ResponseError) -> Request.Response {
+        var reply: Result<any ResponseType, ResponseError>?
+        changeTexts([request]) { _, answer in reply = answer }
+        switch reply {
+        case .success(let response as Request.Response)?: return response
+        case .failure(let error)?: throw error
+        default: throw .internalError("a text change was not answered")
         }
     }
 
     /// The reply to the request at an index of a burst.
-    public typealias BurstAnswer = @Sendable (_ index: Int, _ reply: Result<any ResponseType, ResponseError>) -> Void
+    public typealias BurstAnswer = (_ index: Int, _ reply: Result<any ResponseType, ResponseError>) -> Void
 
-    /// Rule 3 for a burst of changes that arrived behind each other: each is announced and answered
-    /// (through `answer`, in order) exactly as if it had come alone, but the changes to the selected
-    /// memo (typing) are committed together, a run at a time.
+    /// Rule S3 for text changes that arrived behind each other, or alone: each is announced and
+    /// answered (through `answer`, in order) exactly as if it had come alone, but the changes to the
+    /// selected memo (typing) are committed together, a run at a time.
     public func changeTexts(_ requests: [any TextChangeRequest], answer: BurstAnswer) {
         var rest = requests[...]
-        while let first = rest.first {
+        while !rest.isEmpty {
             // Only the selected memo's changes go together: announcing one of them needs no more than
             // what the store returns for it (see `announceUpdate`), whatever the run did after it.
             let run = rest.prefix { isBurstable($0) }
-            guard run.count > 1 else {
-                answer(rest.startIndex, Result { () throws(ResponseError) in try changeText(first) })
-                rest = rest.dropFirst()
-                continue
-            }
-            rest = rest.dropFirst(changeTogether(run, answer: answer))
+            rest = rest.dropFirst(changeTogether(run.isEmpty ? rest.prefix(1) : run, answer: answer))
         }
     }
 
@@ -109,20 +105,23 @@ extension SplitViewMediator {
     }
 
     /// Commits the leading changes of `run` in one transaction, then announces and answers each in
-    /// order; returns how many it answered (at least one). When the store fails, each change of the run
-    /// is made alone instead.
+    /// order; returns how many it answered (at least one). When the store fails a run of several, each
+    /// change of the run is made alone instead.
     private func changeTogether(_ run: ArraySlice<any TextChangeRequest>, answer: BurstAnswer) -> Int {
         let results: [Result<ListChange, any Error>]
         do {
+            for request in run { try request.check(limits: limits) }
             try catchUp()
             results = try store.update(run.map { $0.textUpdate(limits: limits) }, now: clock(), filter: filter)
         } catch {
+            guard run.count > 1 else {
+                answer(run.startIndex, .failure(ResponseError.from(error, presenter: presenter, baseVersion: run.first?.expectedVersion)))
+                return 1
+            }
             // Nothing of the run is committed. Each goes again alone, as it came: a failure that one
             // change causes (a full disk at a long text) then refuses that change only, and the others
             // get what they would have got one at a time.
-            for (index, request) in zip(run.indices, run) {
-                answer(index, Result { () throws(ResponseError) in try changeText(request) })
-            }
+            for index in run.indices { _ = changeTogether(run[index...index], answer: answer) }
             return run.count
         }
         for (index, (request, result)) in zip(run.indices, zip(run, results)) {

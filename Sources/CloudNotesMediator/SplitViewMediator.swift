@@ -195,13 +195,18 @@ public actor SplitViewMediator {
 
     /// Tells the list pane where a changed memo went: moved, entered or left the filtered list.
     func announceMove(of change: ListChange) {
-        switch (change.indexBefore, change.indexAfter) {
+        announceMove(from: change.indexBefore, to: change.indexAfter, row: presenter.row(change.memo))
+    }
+
+    /// Tells the list pane where a memo went, from and to its indexes in the (filtered) list.
+    func announceMove(from: Int?, to: Int?, row: @autoclosure () -> MemoRow) {
+        switch (from, to) {
         case let (from?, to?):
-            sink.send(ListDidUpdate(fromIndex: from, toIndex: to, row: presenter.row(change.memo)))
+            sink.send(ListDidUpdate(fromIndex: from, toIndex: to, row: row()))
         case let (from?, nil):
-            sink.send(ListDidRemove(index: from, id: MemoID(change.memo.id)!))
+            sink.send(ListDidRemove(index: from, id: row().id))
         case let (nil, to?):
-            sink.send(ListDidInsert(index: to, row: presenter.row(change.memo)))
+            sink.send(ListDidInsert(index: to, row: row()))
         case (nil, nil):
             break
         }

@@ -1,6 +1,7 @@
 import CloudNotesMediator
 import CloudNotesProtocol
 import CloudNotesStore
+import CloudNotesTransfer
 import CloudNotesTransport
 import Foundation
 import Logging
@@ -53,9 +54,9 @@ actor Dispatcher {
             logger.notice("refused a message: \(error.message)")
             writer.sendError(error, id: id)
             return nil
-        case .notification(let method, let params):
-            return await handleNotification(method, params: params)
-        case .request(let id, let method, let params):
+        case .notification(let method, _):
+            return await handleNotification(method)
+        case .request(let id, let method, let params, _):
             await handleRequest(id: id, method: method, params: params)
             return nil
         }
@@ -73,7 +74,7 @@ actor Dispatcher {
 
     // MARK: - Requests
 
-    private func handleRequest(id: RequestID, method: String, params: CheckedParams?) async {
+    private func handleRequest(id: RequestID, method: String, params: Result<any RequestType, ResponseError>) async {
         if cancellations.takeCancellation(of: id) {
             writer.sendError(.cancelled, id: id)
             return
@@ -90,6 +91,14 @@ actor Dispatcher {
         case (.running, ShutdownRequest.method):
             await shutdown(id: id)
         case (.running(let session), _):
+            let request: any RequestType
+            switch params {
+            case .success(let decoded):
+                request = decoded
+            case .failure(let error):
+                writer.sendError(error, id: id)  // an unknown method, or a bad param
+                return
+            }
             guard let handler = handlers[method] else {
                 writer.sendError(.methodNotFound(method), id: id)
                 return
@@ -97,16 +106,12 @@ actor Dispatcher {
             let context = RequestContext(id: id, session: session, writer: writer)
             switch handler.scheduling {
             case .ordered:
-                await handler.run(params, context)
+                await handler.run(request, context)
             case .background:
-                startInBackground(handler, params: params, context: context)
+                startInBackground(handler, request: request, context: context)
             }
             loadListOrderSoon()
-            if sync.mayNeedSync, Self.editingMethods.contains(method) {
-                // Not awaited: the next request must not wait while sync reads its state.
-                let sync = sync
-                Task { await sync.noteLocalEdit() }
-            }
+            if Self.editingMethods.contains(method) { noteLocalEdit() }
         }
     }
 
@@ -115,12 +120,20 @@ actor Dispatcher {
         CreateRequest.method, UpdateRequest.method, EditRequest.method, DeleteRequest.method,
     ]
 
+    /// Tells sync that memos changed here: a sync is due once edits settle.
+    func noteLocalEdit() {
+        guard sync.mayNeedSync else { return }
+        // Not awaited: the next request must not wait while sync reads its state.
+        let sync = sync
+        Task { await sync.noteLocalEdit() }
+    }
+
     /// Builds the list order in memory, once, after the first request of the session has been answered.
     ///
     /// Until it is built, the first pages are read from the file (see `MemoStore.loadListOrder`), so
     /// a client's first screen (the request that follows `initialized`) neither waits for it nor shares
     /// the processor with it.
-    private func loadListOrderSoon() {
+    func loadListOrderSoon() {
         guard didStart, !didLoadListOrder else { return }
         didLoadListOrder = true
         let store = store
@@ -129,11 +142,11 @@ actor Dispatcher {
         }
     }
 
-    private func startInBackground(_ handler: RequestHandler, params: CheckedParams?, context: RequestContext) {
+    private func startInBackground(_ handler: RequestHandler, request: any RequestType, context: RequestContext) {
         let id = context.id
         let cancellations = cancellations
         let task = Task {
-            await handler.run(params, context)
+            await handler.run(request, context)
             cancellations.finish(id)
             self.backgroundDidFinish(id)  // the task runs on this actor
         }
@@ -152,9 +165,9 @@ actor Dispatcher {
         }
     }
 
-    private func initialize(id: RequestID, params: CheckedParams?) {
+    private func initialize(id: RequestID, params: Result<any RequestType, ResponseError>) {
         do throws(ResponseError) {
-            let request = try ParamsDecoding.decode(InitializeRequest.self, from: params)
+            guard let request = try params.get() as? InitializeRequest else { throw .internalError("initialize decoded as another type") }
             let presenter = try MemoPresenter(localeIdentifier: request.locale, timeZoneIdentifier: request.timeZone)
             let sink = WriterSink(writer: writer)
             let mediator = SplitViewMediator(store: store, sink: sink, presenter: presenter, limits: configuration.limits)
@@ -182,7 +195,7 @@ actor Dispatcher {
 
     // MARK: - Notifications
 
-    private func handleNotification(_ method: String, params: CheckedParams?) async -> Int32? {
+    private func handleNotification(_ method: String) async -> Int32? {
         switch (lifecycle, method) {
         case (.shutDown, ExitNotification.method):
             return 0

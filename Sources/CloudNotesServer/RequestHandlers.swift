@@ -1,6 +1,7 @@
 import CloudNotesMediator
 import CloudNotesProtocol
 import CloudNotesStore
+import CloudNotesTransfer
 import CloudNotesTransport
 import Foundation
 
@@ -37,11 +38,11 @@ struct Session: Sendable {
     }
 }
 
-/// A request handler with its params and result types erased, so handlers of all requests fit one table.
+/// A request handler with its request and result types erased, so handlers of all requests fit one table.
 struct RequestHandler: Sendable {
     let scheduling: Scheduling
-    /// Decodes the params (their JSON text, nil when absent), runs, and writes the reply.
-    let run: @Sendable (_ params: CheckedParams?, _ context: RequestContext) async -> Void
+    /// Runs the request (of the handler's type), and writes the reply.
+    let run: @Sendable (_ request: any RequestType, _ context: RequestContext) async -> Void
 }
 
 /// The handler of every request method, keyed by method name.
@@ -55,10 +56,11 @@ struct HandlerTable: Sendable {
         _ type: Request.Type, _ scheduling: Scheduling = .ordered,
         _ body: @escaping @Sendable (Request, RequestContext) async throws(ResponseError) -> Request.Response
     ) {
-        handlers[Request.method] = RequestHandler(scheduling: scheduling) { params, context in
+        handlers[Request.method] = RequestHandler(scheduling: scheduling) { request, context in
             do throws(ResponseError) {
-                let params = try ParamsDecoding.decode(Request.self, from: params)
-                context.writer.sendResult(try await body(params, context), id: context.id)
+                // The transport decoded it as the registry's type for this method, which is `Request`.
+                guard let request = request as? Request else { throw .internalError("\(Request.method) decoded as \(Swift.type(of: request))") }
+                context.writer.sendResult(try await body(request, context), id: context.id)
             } catch {
                 context.writer.sendError(error, id: context.id)
             }
@@ -67,15 +69,14 @@ struct HandlerTable: Sendable {
 }
 
 extension HandlerTable {
-    /// The handlers of the memo requests; `initialize` and `shutdown` belong to the dispatcher's lifecycle.
+    /// The handlers of the memo requests; `initialize` and `shutdown` belong to the dispatcher's lifecycle,
+    /// and the text changes (`memo/update`, `memo/edit`) go through `TextChangeBurst`, alone or not.
     static var memoRequests: HandlerTable {
         var table = HandlerTable()
         table.on(ListRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.list(request) }
         table.on(SearchRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.search(request) }
         table.on(CreateRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.create(request) }
         table.on(SelectRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.select(request) }
-        table.on(UpdateRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.update(request) }
-        table.on(EditRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.edit(request) }
         table.on(DeleteRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.delete(request) }
         table.on(ShareRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.share(request) }
         table.on(ImportRequest.self, .background, importMemos)

@@ -137,9 +137,7 @@ public final class Server: Sendable {
                 indexer.noteActivity()
                 let message = decoder.decode(frame)
                 if case .notification(CancelRequestNotification.method, let params) = message {
-                    if let cancel = try? ParamsDecoding.decode(CancelRequestNotification.self, from: params) {
-                        cancellations.cancel(cancel.id)
-                    }
+                    if let cancel = params as? CancelRequestNotification { cancellations.cancel(cancel.id) }
                     return
                 }
                 queueSlots.take()
@@ -156,11 +154,12 @@ public final class Server: Sendable {
                 writer.startBatch()
                 let burst = await TextChangeBurst.take(message, queue: &queue, held: &held, waiting: waiting)
                 let code: Int32?
-                if burst.count == 1 {
-                    code = await dispatcher.handle(message)
-                } else {
+                if TextChangeBurst.canJoin(message) {
+                    // Alone or with the changes queued behind it: one path for every text change.
                     await dispatcher.handleBurst(burst)
                     code = nil
+                } else {
+                    code = await dispatcher.handle(message)
                 }
                 for _ in burst { queueSlots.release() }
                 if waiting.subtract(burst.count, ordering: .relaxed).newValue == 0 || code != nil {

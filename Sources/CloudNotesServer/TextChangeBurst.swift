@@ -5,16 +5,11 @@ import Synchronization
 
 // MARK: - Bursts of text changes
 
-/// Requests that change a memo's text and arrived behind each other, taken together (rule 3 of
+/// Requests that change a memo's text, taken together when they arrived behind each other (rule C2 of
 /// `Server`): a client typing faster than each change can be committed gets its changes committed a
-/// run at a time, each still announced and answered on its own, in order.
+/// run at a time, each still announced and answered on its own, in order. A change that comes alone is
+/// a burst of one, on the same path.
 enum TextChangeBurst {
-    /// The requests that can join a burst, by method.
-    static let requestTypes: [String: any TextChangeRequest.Type] = [
-        UpdateRequest.method: UpdateRequest.self,
-        EditRequest.method: EditRequest.self,
-    ]
-
     /// At most this many requests go together: each waits for the commit of the whole run.
     static let maxRequests = 64
     /// And about this many bytes of params (at least two requests): the run's texts are held until its replies are written.
@@ -42,39 +37,36 @@ enum TextChangeBurst {
         return burst
     }
 
-    /// Whether `message` can join a burst.
+    /// Whether `message` can join a burst: a text change, whatever its params (a bad one is refused in its turn).
     static func canJoin(_ message: IncomingMessage) -> Bool {
-        guard case .request(_, let method, _) = message else { return false }
-        return requestTypes[method] != nil
+        guard case .request(_, let method, _, _) = message else { return false }
+        return method == UpdateRequest.method || method == EditRequest.method
     }
 
     /// The size that counts against `maxParamsBytes`.
     static func paramsBytes(_ message: IncomingMessage) -> Int {
-        guard case .request(_, _, let params) = message else { return 0 }
-        return params?.json.count ?? 0
+        guard case .request(_, _, _, let size) = message else { return 0 }
+        return size
     }
 }
 
 extension Dispatcher {
-    /// Handles a burst of requests that `TextChangeBurst.canJoin`, in order.
+    /// Handles text changes (`TextChangeBurst.canJoin`) in order: one, or a burst of them.
     func handleBurst(_ messages: [IncomingMessage]) async {
         guard case .running(let session) = lifecycle else {
-            for message in messages { _ = await handle(message) }
+            for message in messages { _ = await handle(message) }  // refused by the lifecycle
             return
         }
-        logger.debug("\(messages.count) text changes arrived together")
+        if messages.count > 1 { logger.debug("\(messages.count) text changes arrived together") }
         // Decoded and waiting for the split view, which answers them together.
         var pending: [(id: RequestID, request: any TextChangeRequest)] = []
-        for message in messages {
-            guard case .request(let id, let method, let params) = message, let type = TextChangeBurst.requestTypes[method] else {
-                await changeTexts(pending, session: session)
-                pending = []
-                _ = await handle(message)  // not made by the run loop, which takes only text changes
-                continue
-            }
+        for case .request(let id, _, let params, _) in messages {
             do throws(ResponseError) {
                 if cancellations.takeCancellation(of: id) { throw .cancelled }
-                pending.append((id, try ParamsDecoding.decode(type, from: params)))
+                guard let request = try params.get() as? any TextChangeRequest else {
+                    throw .internalError("a text change decoded as another type")
+                }
+                pending.append((id, request))
             } catch {
                 // Refused in its turn, after the ones before it.
                 await changeTexts(pending, session: session)
@@ -83,10 +75,8 @@ extension Dispatcher {
             }
         }
         await changeTexts(pending, session: session)
-        if sync.mayNeedSync {
-            let sync = sync
-            Task { await sync.noteLocalEdit() }
-        }
+        loadListOrderSoon()
+        noteLocalEdit()
     }
 
     /// Passes `pending` to the split view, which answers each.

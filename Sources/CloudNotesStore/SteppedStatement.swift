@@ -1,4 +1,4 @@
-import CloudNotesJSON
+import CloudNotesBytes
 import Foundation
 import GRDB
 import GRDBSQLite

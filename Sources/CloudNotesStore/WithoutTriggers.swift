@@ -1,4 +1,4 @@
-import CSQLiteDBConfig
+import CShims
 import GRDB
 
 // MARK: - Statements prepared without triggers
@@ -18,13 +18,13 @@ extension Database {
     /// (`MemoStore.openImportConnection`). Should SQLite refuse to turn triggers off, `body` runs with
     /// them on: correct, only slower.
     func withoutTriggers<T>(_ body: () throws -> T) rethrows -> T {
-        guard cloudnotes_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 0) == 0 else {
+        guard cshims_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 0) == 0 else {
             return try body()
         }
         defer {
             // Triggers left off would leave every later change out of the full-text index: a connection
             // that cannot have them back must not write again.
-            let on = cloudnotes_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 1)
+            let on = cshims_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 1)
             precondition(on == 1, "SQLite did not turn this connection's triggers back on")
         }
         return try body()
@@ -34,6 +34,6 @@ extension Database {
     /// triggers would do nothing (an import's, see `MemoStore.openImportConnection`): its statements are
     /// prepared once. Should SQLite refuse, they stay on: correct, only slower.
     func turnTriggersOff() {
-        _ = cloudnotes_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 0)
+        _ = cshims_set_triggers_enabled(UnsafeMutableRawPointer(sqliteConnection), 0)
     }
 }

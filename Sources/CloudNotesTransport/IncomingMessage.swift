@@ -1,18 +1,29 @@
+import CloudNotesBytes
 import CloudNotesJSON
 import CloudNotesProtocol
 import Foundation
 
 // MARK: - Incoming messages
 
-/// A line from the client, classified.
+/// A message from the client, classified, with its params decoded into their types.
 public enum IncomingMessage: Sendable {
-    /// A request; `params` is the JSON text of its params (nil when absent), decoded later by the
-    /// handler that knows their type.
-    case request(id: RequestID, method: String, params: CheckedParams?)
-    case notification(method: String, params: CheckedParams?)
-    /// A line that is not a valid request or notification: answer `error`, with `id` if one could be read.
+    /// A request: its params decoded into the request type of its method, or the error that says why
+    /// they could not be (an unknown method, a bad param). `size` is the length of its params' JSON text.
+    case request(id: RequestID, method: String, params: Result<any RequestType, ResponseError>, size: Int)
+    /// A notification: its params decoded, or nil when the method is unknown or the params are not of
+    /// its type (both are ignored, as in LSP).
+    case notification(method: String, params: (any NotificationType)?)
+    /// A message that is not a valid request or notification: answer `error`, with `id` if one could be read.
     case invalid(id: RequestID?, error: ResponseError)
     /// Nothing to answer (a blank line).
+    case ignored
+}
+
+/// A message as its envelope tells it, its params still JSON text.
+enum RawMessage {
+    case request(id: RequestID, method: String, params: CheckedParams?)
+    case notification(method: String, params: CheckedParams?)
+    case invalid(id: RequestID?, error: ResponseError)
     case ignored
 }
 
@@ -20,11 +31,11 @@ public enum IncomingMessage: Sendable {
 /// throughout.
 ///
 /// Only the message decoder makes them, so the params decoder can take strings from these bytes without
-/// checking their UTF-8 again (for a 100 KB memo's text, a second check costs as much as all the rest
+/// checking their UTF-8 again (for a long memo's text, a second check costs as much as all the rest
 /// of decoding it).
-public struct CheckedParams: Sendable {
+struct CheckedParams: Sendable {
     /// The params' JSON text.
-    public let json: Data
+    let json: Data
 
     /// `json` must be a slice of a line that `MessageDecoder` found to be JSON and UTF-8.
     init(checkedSliceOfLine json: Data) {
@@ -57,6 +68,31 @@ public struct MessageDecoder: Sendable {
     /// Decodes one message: a line (where a blank one means nothing) or a `Content-Length` body (where
     /// it is an error: the header promised a message).
     public func decode(_ line: Data, blankIsIgnored: Bool = true) -> IncomingMessage {
+        switch classify(line, blankIsIgnored: blankIsIgnored) {
+        case .request(let id, let method, let params):
+            return .request(id: id, method: method, params: Self.request(method, params), size: params?.json.count ?? 0)
+        case .notification(let method, let params):
+            return .notification(method: method, params: try? Self.notificationTypes[method]?.decoded(from: params))
+        case .invalid(let id, let error):
+            return .invalid(id: id, error: error)
+        case .ignored:
+            return .ignored
+        }
+    }
+
+    /// The request types of the protocol, by method.
+    private static let requestTypes = Dictionary(uniqueKeysWithValues: ProtocolRegistry.requests.map { ($0.method, $0) })
+    /// The notification types a client may send, by method.
+    private static let notificationTypes = Dictionary(uniqueKeysWithValues: ProtocolRegistry.clientNotifications.map { ($0.method, $0) })
+
+    /// The request of `method` with `params`, or why there is none.
+    private static func request(_ method: String, _ params: CheckedParams?) -> Result<any RequestType, ResponseError> {
+        guard let type = requestTypes[method] else { return .failure(.methodNotFound(method)) }
+        return Result { () throws(ResponseError) in try type.decoded(from: params) }
+    }
+
+    /// What the envelope of one message says, its params left as JSON text.
+    func classify(_ line: Data, blankIsIgnored: Bool = true) -> RawMessage {
         let (isBlank, isUTF8) = line.withUnsafeBytes { bytes in
             // A line has lost its line end already; a body's may be all it holds.
             (bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || (!blankIsIgnored && ($0 == 0x0D || $0 == 0x0A)) },
@@ -90,8 +126,8 @@ public struct MessageDecoder: Sendable {
 
 // MARK: - Envelope
 
-/// The members of a JSON-RPC message, read from where the syntax check found them: the params stay
-/// JSON text, so the line is parsed once more only for them, by the handler that knows their type.
+/// The members of a JSON-RPC message, read from where the syntax check found them: the params stay JSON
+/// text, parsed once more only for them, into the type their method names.
 struct Envelope {
     var jsonrpc: JSONValue?
     var id: JSONValue?
@@ -170,7 +206,7 @@ struct Envelope {
         return try? JSONDecoder().decode(JSONValue.self, from: Data(value))
     }
 
-    func classify() -> IncomingMessage {
+    func classify() -> RawMessage {
         // Read the id first, so that every later error can name the request it answers.
         var requestID: RequestID?
         if hasID {

@@ -1,3 +1,4 @@
+import CloudNotesJSON
 import CloudNotesProtocol
 import Foundation
 import Synchronization

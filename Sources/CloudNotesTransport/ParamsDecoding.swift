@@ -5,21 +5,16 @@ import Foundation
 // MARK: - Params
 
 /// Decodes the `params` of a message into its Codable type, with errors that name the param at fault.
-public enum ParamsDecoding {
+enum ParamsDecoding {
     /// Decodes `params`, the JSON text of a message's params; nil (absent), `null` and `[]` count as `{}`,
     /// so that all-optional params get their defaults (`[]` is how Neovim's JSON encoder writes an empty
-    /// Lua table).
-    ///
-    /// Well-formed params are decoded by `JSONTreeDecoder`, and anything it leaves (every mistake among
-    /// them) by Foundation's `JSONDecoder`, whose errors are turned into the ones a client reads.
-    public static func decode<Params: Decodable>(_ type: Params.Type, from params: CheckedParams?) throws(ResponseError) -> Params {
+    /// Lua table). Foundation's decoding errors become the ones a client reads.
+    static func decode<Params: Decodable>(_ type: Params.Type, from params: CheckedParams?) throws(ResponseError) -> Params {
         do {
             guard let json = params?.json, !meansNoParams(json) else {
-                if let decoded = JSONTreeDecoder.decode(Params.self, from: .object([:])) { return decoded }
-                return try JSONDecoder().decode(Params.self, from: Data("{}".utf8))
+                return try JSONDecoding.decode(Params.self, from: Data("{}".utf8))
             }
-            if let decoded = decodedFromTree(Params.self, json, knownValidUTF8: true) { return decoded }
-            return try JSONDecoder().decode(Params.self, from: json)
+            return try JSONDecoding.decode(Params.self, from: json, knownValidUTF8: true)
         } catch let error as ResponseError {
             throw error  // a type that validates itself says precisely what is wrong
         } catch let error as DecodingError {
@@ -29,20 +24,25 @@ public enum ParamsDecoding {
         }
     }
 
-    /// `params` decoded by `JSONTreeDecoder`, or nil when Foundation's decoder must decide. Strings are
-    /// made without checking their UTF-8 only when `knownValidUTF8` says the line was checked.
-    static func decodedFromTree<Params: Decodable>(_ type: Params.Type, _ params: Data, knownValidUTF8: Bool = false) -> Params? {
-        params.withUnsafeBytes { raw in
-            JSONTree.parse(raw.assumingMemoryBound(to: UInt8.self), knownValidUTF8: knownValidUTF8)
-                .flatMap { JSONTreeDecoder.decode(Params.self, from: $0) }
-        }
-    }
-
     /// Whether the params' JSON text is `null` or an empty array.
     private static func meansNoParams(_ json: Data) -> Bool {
         if json.count == 4 { return json.elementsEqual("null".utf8) }
         let jsonSpace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
         return json.first == UInt8(ascii: "[") && json.last == UInt8(ascii: "]") && json.dropFirst().dropLast().allSatisfy(jsonSpace.contains)
+    }
+}
+
+extension RequestType {
+    /// The request whose params are `params`, decoded through the type this is called on (a type taken
+    /// from the registry by method name).
+    static func decoded(from params: CheckedParams?) throws(ResponseError) -> any RequestType {
+        try ParamsDecoding.decode(Self.self, from: params)
+    }
+}
+
+extension NotificationType {
+    static func decoded(from params: CheckedParams?) throws(ResponseError) -> any NotificationType {
+        try ParamsDecoding.decode(Self.self, from: params)
     }
 }
 

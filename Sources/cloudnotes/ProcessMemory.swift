@@ -1,3 +1,4 @@
+import CShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +29,7 @@ enum ProcessMemory {
         set(.trimThreshold, to: 2 << 20, unlessSet: "MALLOC_TRIM_THRESHOLD_")
     }
 
-    /// `mallopt`'s options, by their numbers in <malloc.h>.
+    /// `mallopt`'s options, by their numbers in <malloc.h> (part of glibc's stable ABI).
     private enum Option: Int32 {
         case trimThreshold = -1
         case mmapThreshold = -3
@@ -36,12 +37,9 @@ enum ProcessMemory {
     }
 
     private static func set(_ option: Option, to value: Int32, unlessSet variable: String) {
-        #if canImport(Glibc)
-        // `mallopt` is declared in <malloc.h>, which Swift's Glibc module leaves out; its symbol and the
-        // options' numbers are part of glibc's stable ABI.
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        guard getenv(variable) == nil, let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(option.rawValue, value)
+        #if os(Linux)
+        guard getenv(variable) == nil else { return }
+        _ = cshims_mallopt(option.rawValue, value)
         #endif
     }
 }

@@ -26,7 +26,7 @@ struct MessageDecoderTests {
             #"{"params":"# + params + #","id":7,"jsonrpc":"2\u002e0","method":"\u0078","params":[1]}"#,
         ]
         for line in lines {
-            guard case .request(let id, let method, let found?) = decoder.decode(Data(line.utf8)) else {
+            guard case .request(let id, let method, let found?) = decoder.classify(Data(line.utf8)) else {
                 Issue.record("no params in \(line)")
                 continue
             }
@@ -34,7 +34,7 @@ struct MessageDecoderTests {
             #expect(method == "x")
             #expect(String(decoding: found.json, as: UTF8.self) == params)
         }
-        guard case .notification(_, nil) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"x"}"#.utf8)) else {
+        guard case .notification(_, nil) = decoder.classify(Data(#"{"jsonrpc":"2.0","method":"x"}"#.utf8)) else {
             Issue.record("params where there are none")
             return
         }
@@ -43,21 +43,21 @@ struct MessageDecoderTests {
     @Test("member names count as written or escaped, the first of a name wins, and a line may be part of a larger buffer")
     func memberNames() {
         // An escaped name is the name; the later duplicate is ignored, even a readable one after an unreadable first.
-        guard case .request(.number(1), "m", let params?) = decoder.decode(Data(#"{"jsonrpc":"2.0","\u0069d":1,"id":2,"method":"m","par\u0061ms":{"a":1},"params":{"b":2}}"#.utf8)) else {
+        guard case .request(.number(1), "m", let params?) = decoder.classify(Data(#"{"jsonrpc":"2.0","\u0069d":1,"id":2,"method":"m","par\u0061ms":{"a":1},"params":{"b":2}}"#.utf8)) else {
             Issue.record("escaped names not read")
             return
         }
         #expect(String(decoding: params.json, as: UTF8.self) == #"{"a":1}"#)
         #expect(error(#"{"jsonrpc":"2.0","id":1,"method":"\ud800","method":"m"}"#)?.code == -32700)
         // Names longer than every name that counts are ignored, whatever they hold.
-        guard case .notification("m", nil) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"m","a much longer member name":"\ud800"}"#.utf8)) else {
+        guard case .notification("m", nil) = decoder.classify(Data(#"{"jsonrpc":"2.0","method":"m","a much longer member name":"\ud800"}"#.utf8)) else {
             Issue.record("a long unknown name was not ignored")
             return
         }
         // A line that is a slice of a larger buffer: offsets count from the line's first byte.
         let buffer = Data(#"xx{"jsonrpc":"2.0","id":7,"method":"m","params":[1,2]}yy"#.utf8)
         let line = buffer.dropFirst(2).dropLast(2)
-        guard case .request(.number(7), "m", let sliced?) = decoder.decode(line) else {
+        guard case .request(.number(7), "m", let sliced?) = decoder.classify(line) else {
             Issue.record("a sliced line was not read")
             return
         }
@@ -66,13 +66,13 @@ struct MessageDecoderTests {
 
     @Test("requests and notifications are told apart")
     func classification() {
-        guard case .request(let id, let method, _) = decoder.decode(Data(#"{"jsonrpc":"2.0","id":"a","method":"memo/list"}"#.utf8)) else {
+        guard case .request(let id, let method, _) = decoder.classify(Data(#"{"jsonrpc":"2.0","id":"a","method":"memo/list"}"#.utf8)) else {
             Issue.record("not a request")
             return
         }
         #expect(id == .string("a"))
         #expect(method == "memo/list")
-        guard case .notification(let name, _) = decoder.decode(Data(#"{"jsonrpc":"2.0","method":"initialized"}"#.utf8)) else {
+        guard case .notification(let name, _) = decoder.classify(Data(#"{"jsonrpc":"2.0","method":"initialized"}"#.utf8)) else {
             Issue.record("not a notification")
             return
         }
@@ -145,8 +145,8 @@ struct MessageDecoderTests {
 
     @Test("blank lines are ignored")
     func blankLines() {
-        if case .ignored = decoder.decode(Data()) {} else { Issue.record("empty line answered") }
-        if case .ignored = decoder.decode(Data("  ".utf8)) {} else { Issue.record("blank line answered") }
+        if case .ignored = decoder.classify(Data()) {} else { Issue.record("empty line answered") }
+        if case .ignored = decoder.classify(Data("  ".utf8)) {} else { Issue.record("blank line answered") }
     }
 }
 
@@ -156,7 +156,7 @@ struct ParamsDecodingTests {
     /// the way the server does: the message decoder finds the params, the handler decodes them.
     func decode<P: Decodable>(_ type: P.Type, _ members: String) throws(ResponseError) -> P {
         let line = #"{"jsonrpc":"2.0","id":1,"method":"m""# + (members == "{}" ? "}" : "," + members.dropFirst())
-        guard case .request(_, _, let params) = MessageDecoder(maxNestingDepth: 64).decode(Data(line.utf8)) else {
+        guard case .request(_, _, let params) = MessageDecoder(maxNestingDepth: 64).classify(Data(line.utf8)) else {
             Issue.record("not a request: \(line)")
             throw .internalError("not a request")
         }

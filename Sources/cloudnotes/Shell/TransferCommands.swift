@@ -1,6 +1,7 @@
 import ArgumentParser
 import CloudNotesMediator
 import CloudNotesProtocol
+import CloudNotesTransfer
 import Foundation
 import Synchronization
 

@@ -1,4 +1,4 @@
-import CJSONBytes
+import CBytes
 
 // MARK: - Checking a line's UTF-8
 
@@ -7,7 +7,7 @@ import CJSONBytes
 ///
 /// Every request line is checked before it is parsed. The standard library's check (`String(validating:)`)
 /// takes about a microsecond a kilobyte on this machine for a memo of Korean and English, a tenth of what
-/// typing into a 100 KB memo costs. Where the processor has SSSE3, the check is `cjson_utf8_check` (C,
+/// typing into a 100 KB memo costs. Where the processor has SSSE3, the check is `cbytes_utf8_check` (C,
 /// sixteen bytes a step: Keiser and Lemire's algorithm), two instructions a byte of this memo against five;
 /// elsewhere it is a deterministic automaton whose transitions are packed into one word per byte value
 /// (a "shift-based DFA"): a step is a table load and a shift, with no branch to mispredict where Korean
@@ -16,7 +16,7 @@ package enum UTF8Validation {
     /// Whether `bytes` are well-formed UTF-8.
     package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
-        switch cjson_utf8_check(base, bytes.count) {
+        switch cbytes_utf8_check(base, bytes.count) {
         case 1: return true
         case 0: return false
         default: return isValidByAutomaton(bytes)

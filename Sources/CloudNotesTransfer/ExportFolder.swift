@@ -1,4 +1,4 @@
-import CFileSync
+import CShims
 import CloudNotesProtocol
 import Foundation
 
@@ -41,7 +41,7 @@ final class ExportFolder {
     /// elsewhere each file was synced as it was closed, and this syncs the names.
     func syncFiles() throws(ResponseError) {
         #if os(Linux)
-        let synced = cfilesync_syncfs(descriptor) == 0
+        let synced = cshims_syncfs(descriptor) == 0
         #else
         let synced = fsync(descriptor) == 0
         #endif

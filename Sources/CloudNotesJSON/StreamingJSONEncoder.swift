@@ -1,6 +1,4 @@
-import CJSONBytes
-import CloudNotesJSON
-import CloudNotesProtocol
+import CBytes
 import Foundation
 
 // MARK: - Streaming JSON encoder
@@ -12,9 +10,11 @@ import Foundation
 /// else the server does. This encoder writes as it goes. It supports what Codable types do: keyed,
 /// unkeyed and single-value containers, nested containers and super encoders. A container stays open
 /// until its value's `encode(to:)` returns or, for a nested one, until its parent's next entry.
-struct StreamingJSONEncoder {
+package struct StreamingJSONEncoder {
+    package init() {}
+
     /// `value` as compact JSON.
-    func encode(_ value: some Encodable) throws -> [UInt8] {
+    package func encode(_ value: some Encodable) throws -> [UInt8] {
         let output = JSONOutput()
         output.bytes.reserveCapacity(256)
         try output.write(value, at: .root)
@@ -22,12 +22,22 @@ struct StreamingJSONEncoder {
     }
 }
 
+/// A value that writes its own JSON into the output, member by member, instead of through `Encodable`'s
+/// containers: the types nearly every message carries (ids, timestamps, memos and list rows).
+///
+/// Through `Encodable`, a list row costs a keyed container (a boxed existential) and a generic call per
+/// member, more than the row's bytes; a list page is a hundred rows. `writeJSON` must write exactly what
+/// `encode(to:)` encodes, compactly, keys in the same order (a test holds each type to it byte for byte).
+package protocol JSONWritable: Encodable {
+    func writeJSON(to output: JSONOutput)
+}
+
 /// The bytes written so far, and the containers still open.
 ///
 /// Its properties are exempt from run-time exclusivity checks: each access to a class's stored property
 /// is otherwise checked, once per byte appended, about a quarter of the time spent encoding a list page. One
 /// encoder writes on one thread, and every access is a short append that calls nothing back.
-final class JSONOutput {
+package final class JSONOutput {
     @exclusivity(unchecked) var bytes: [UInt8] = []
     /// Each open container, innermost last: its closing bracket and how many entries it has.
     @exclusivity(unchecked) private var open: [(closer: UInt8, entries: Int)] = []
@@ -45,16 +55,8 @@ final class JSONOutput {
             append((value as! Bool) ? "true" : "false")
         } else if T.self == Double.self {
             try writeDouble(value as! Double, at: position)
-        } else if T.self == MemoID.self {
-            // Ids and timestamps as the strings they encode to, without the single-value container
-            // (a heap box) that their `encode(to:)` asks for: a list page holds a hundred of each.
-            writeString((value as! MemoID).description)
-        } else if T.self == Timestamp.self {
-            writeString((value as! Timestamp).iso8601)
-        } else if T.self == MemoRow.self {
-            writeRow(value as! MemoRow)
-        } else if T.self == Memo.self {
-            writeMemo(value as! Memo)
+        } else if let writable = value as? any JSONWritable {
+            writable.writeJSON(to: self)
         } else {
             let mark = open.count
             let start = bytes.count
@@ -64,49 +66,9 @@ final class JSONOutput {
         }
     }
 
-    // MARK: Memos and rows
-
-    // A list page is a hundred rows, and `memo/select` sends its memo twice (`detail/didShow`, then the
-    // result). Through `Encodable`, each costs a keyed container (a boxed existential) and a generic call
-    // per member, about 10,000 instructions: more than a row's bytes. So these two are written member by
-    // member, in the order of their `Encodable` conformance (a test holds them to it byte for byte).
-
-    /// A whole memo.
-    ///
-    /// Its body is the end of its text, and escaping turns each byte into the same bytes wherever it
-    /// stands, so the body is written as a copy of the text's escaped end: a 100 KB memo's reply is
-    /// mostly these two, and escaping is the larger share of writing it.
-    func writeMemo(_ memo: Memo) {
-        writeMember("{\"id\":", memo.id.description)
-        append(",\"text\":")
-        let escapedBody = writeString(memo.text, endingWith: memo.body)
-        writeMember(",\"title\":", memo.title)
-        append(",\"body\":")
-        if let escapedBody {
-            writeCopy(of: escapedBody)
-        } else {
-            writeString(memo.body)
-        }
-        writeMember(",\"createdAt\":", memo.createdAt.iso8601)
-        writeMember(",\"modifiedAt\":", memo.modifiedAt.iso8601)
-        append(",\"version\":")
-        writeInteger(memo.version)
-        writeMember(",\"displayDate\":", memo.displayDate)
-        append("}")
-    }
-
-    /// A list row.
-    func writeRow(_ row: MemoRow) {
-        writeMember("{\"id\":", row.id.description)
-        writeMember(",\"title\":", row.title)
-        writeMember(",\"preview\":", row.preview)
-        writeMember(",\"modifiedAt\":", row.modifiedAt.iso8601)
-        writeMember(",\"displayDate\":", row.displayDate)
-        append("}")
-    }
-
-    /// A string member: `opening` is what comes before its value (the separator or brace, and its key).
-    private func writeMember(_ opening: StaticString, _ value: String) {
+    /// A string member of an object that a `JSONWritable` writes: `opening` is what comes before its
+    /// value (the separator or brace, and its key).
+    package func writeMember(_ opening: StaticString, _ value: String) {
         append(opening)
         writeString(value)
     }
@@ -142,13 +104,13 @@ final class JSONOutput {
 
     // MARK: Scalars
 
-    func append(_ text: StaticString) {
+    package func append(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Digit by digit into the output (a version, an index, a total: almost every message has one),
     /// instead of through a string.
-    func writeInteger(_ integer: some BinaryInteger) {
+    package func writeInteger(_ integer: some BinaryInteger) {
         if integer < 0 { bytes.append(UInt8(ascii: "-")) }
         var rest = integer.magnitude
         let start = bytes.count
@@ -172,7 +134,7 @@ final class JSONOutput {
     }
 
     /// A JSON string: quotes, backslashes and control characters escaped, everything else as UTF-8.
-    func writeString(_ string: String) {
+    package func writeString(_ string: String) {
         var string = string
         string.withUTF8 { utf8 in
             bytes.append(UInt8(ascii: "\""))
@@ -183,7 +145,7 @@ final class JSONOutput {
 
     /// Writes `string` as `writeString` does; when it ends with `suffix` (not empty), returns where the
     /// suffix's escaped bytes lie in the output, between the quotes.
-    private func writeString(_ string: String, endingWith suffix: String) -> Range<Int>? {
+    package func writeString(_ string: String, endingWith suffix: String) -> Range<Int>? {
         var string = string
         var suffix = suffix
         return string.withUTF8 { utf8 in
@@ -220,7 +182,7 @@ final class JSONOutput {
     }
 
     /// A string whose escaped bytes the output already holds at `escaped`: quoted, a copy of them.
-    private func writeCopy(of escaped: Range<Int>) {
+    package func writeCopy(of escaped: Range<Int>) {
         reserve(escaped.count + 2)
         bytes.append(UInt8(ascii: "\""))
         let start = bytes.count
@@ -246,7 +208,7 @@ final class JSONOutput {
         while read < text.count {
             // C's search itself, not `JSONStringBytes`: inlined here, as a call across modules is not (a
             // 100 KB `memo/update` took 4% more instructions outside SQLite through the call).
-            let special = cjson_first_special(input, text.count, read)
+            let special = cbytes_first_special(input, text.count, read)
             let run = min(special - read, room.count - written)
             (output + written).update(from: input + read, count: run)
             written += run

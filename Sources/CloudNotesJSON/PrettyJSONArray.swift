@@ -8,22 +8,24 @@ import Foundation
 ///
 /// The export writes its file this way, a batch of memos at a time, where encoding the whole array
 /// would hold every memo in memory twice over.
-struct PrettyJSONArray {
+package struct PrettyJSONArray {
     /// The encoder of one element: the export's format, keys sorted.
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
-    static let opening = Array("[\n".utf8)
+    package static let opening = Array("[\n".utf8)
     /// `JSONEncoder` writes an empty array as "[\n\n]", so the closing is the same with or without elements.
-    static let closing = Array("\n]".utf8)
+    package static let closing = Array("\n]".utf8)
 
     /// How many elements were appended.
-    private(set) var count = 0
+    package private(set) var count = 0
+
+    package init() {}
 
     /// Appends `value` to `output` as the array's next element.
-    mutating func append(_ value: some Encodable, to output: inout [UInt8]) throws {
+    package mutating func append(_ value: some Encodable, to output: inout [UInt8]) throws {
         let element = try encoder.encode(value)
         let indent = Array("  ".utf8)
         if count > 0 { output += Array(",\n".utf8) }

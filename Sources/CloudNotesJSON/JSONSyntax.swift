@@ -1,4 +1,4 @@
-import CJSONBytes
+import CBytes
 
 // MARK: - JSON syntax check
 
@@ -7,9 +7,9 @@ import CJSONBytes
 /// Foundation's decoder is lenient (it takes trailing commas and parses values lazily, so a bad value
 /// deep in the params may pass unnoticed). This check runs first, so that every line that is not JSON
 /// gets -32700, however deep or long it is.
-enum JSONSyntax {
+package enum JSONSyntax {
     /// What a line is: a top-level object (with its members' places), another valid value, or why it is not JSON.
-    enum Verdict: Equatable {
+    package enum Verdict: Equatable {
         /// An object, with where each of its members is, so that a reader can take them without parsing
         /// the line again.
         case object([Member])
@@ -19,13 +19,13 @@ enum JSONSyntax {
     }
 
     /// Where one member of the top-level object is: byte offsets of its name (quotes included) and its value.
-    struct Member: Equatable {
-        var name: Range<Int>
-        var value: Range<Int>
+    package struct Member: Equatable {
+        package var name: Range<Int>
+        package var value: Range<Int>
     }
 
     /// Checks `bytes`; returns the kind of the top-level value, or what is wrong.
-    static func check(_ bytes: some Collection<UInt8>, maxDepth: Int) -> Verdict {
+    package static func check(_ bytes: some Collection<UInt8>, maxDepth: Int) -> Verdict {
         // In place when the bytes are contiguous (a line read is): no copy of a long line.
         func run(_ buffer: UnsafeBufferPointer<UInt8>) -> Verdict {
             var scanner = Scanner(bytes: buffer, maxDepth: maxDepth)
@@ -146,7 +146,7 @@ enum JSONSyntax {
             position += 1  // the opening quote
             while position < bytes.count {
                 // C's search itself, not `JSONStringBytes`: inlined here, as a call across modules is not.
-                position = cjson_first_special(bytes.baseAddress!, bytes.count, position)
+                position = cbytes_first_special(bytes.baseAddress!, bytes.count, position)
                 guard position < bytes.count else { break }
                 let byte = bytes[position]
                 position += 1

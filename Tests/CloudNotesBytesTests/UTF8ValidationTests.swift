@@ -1,7 +1,7 @@
 import CloudNotesTestSupport
 import Testing
 
-@testable import CloudNotesJSON
+@testable import CloudNotesBytes
 
 /// The line check must accept exactly what the standard library's does: a line it wrongly accepts would
 /// reach the params decoder, which trusts it (`CheckedParams`), and one it wrongly refuses is a lost edit.

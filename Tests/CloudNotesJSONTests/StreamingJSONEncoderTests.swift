@@ -3,7 +3,7 @@ import CloudNotesTestSupport
 import Foundation
 import Testing
 
-@testable import CloudNotesTransport
+@testable import CloudNotesJSON
 
 @Suite("Streaming JSON encoder")
 struct StreamingJSONEncoderTests {
@@ -12,20 +12,6 @@ struct StreamingJSONEncoderTests {
         let streamed = try StreamingJSONEncoder().encode(value)
         let foundation = try JSONEncoder().encode(value)
         return (try JSONDecoder().decode(JSONValue.self, from: Data(streamed)), try JSONDecoder().decode(JSONValue.self, from: foundation))
-    }
-
-    @Test("every example message encodes as Foundation's encoder would")
-    func messages() throws {
-        for request in ProtocolRegistry.requests {
-            let pair = try both(OutgoingResult(id: .number(1), result: AnyEncodable(request.exampleResponse)))
-            #expect(pair.streamed == pair.foundation, "\(request.method)")
-        }
-        for notification in ProtocolRegistry.serverNotifications + ProtocolRegistry.clientNotifications {
-            let pair = try both(OutgoingNotification(method: notification.method, params: AnyEncodable(notification.example)))
-            #expect(pair.streamed == pair.foundation, "\(notification.method)")
-        }
-        let error = try both(OutgoingError(id: nil, error: .versionConflict(baseVersion: 1, current: .example)))
-        #expect(error.streamed == error.foundation)
     }
 
     @Test("integers of every width and sign are written as Foundation writes them")
@@ -198,14 +184,4 @@ private struct Awkward: Encodable {
         try Optional<Int>.none.encode(to: container.superEncoder(forKey: .base))
         try container.encodeIfPresent(Optional<Int>.none, forKey: .after)
     }
-}
-
-private struct AnyEncodable: Encodable {
-    let value: any Encodable
-    init(_ value: any Encodable) { self.value = value }
-    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
-}
-
-extension RequestType {
-    static var exampleResponse: any Encodable { Response.example }
 }

@@ -3,8 +3,8 @@
 // Swift's SIMD types did not compile to here. The search is `static inline`, so that Swift inlines it
 // where it is called.
 
-#ifndef CJSONBYTES_H
-#define CJSONBYTES_H
+#ifndef CBYTES_H
+#define CBYTES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +15,7 @@
 
 /// The index of the first byte at or after `start` that a JSON string cannot hold as it is (`"`, `\`
 /// or a control byte, below 0x20), or `count` when there is none.
-static inline size_t cjson_first_special(const uint8_t *bytes, size_t count, size_t start) {
+static inline size_t cbytes_first_special(const uint8_t *bytes, size_t count, size_t start) {
     size_t index = start;
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"');
@@ -46,6 +46,6 @@ static inline size_t cjson_first_special(const uint8_t *bytes, size_t count, siz
 /// Whether `bytes` are well-formed UTF-8 (no overlong form, no surrogate, nothing above U+10FFFF, no
 /// sequence cut short): 1 when they are, 0 when not, and -1 when this processor lacks the vector
 /// instructions it needs (SSSE3), for the caller to check another way.
-int cjson_utf8_check(const void *bytes, size_t count);
+int cbytes_utf8_check(const void *bytes, size_t count);
 
 #endif

@@ -1,9 +1,7 @@
+import CloudNotesJSON
 import CloudNotesProtocol
-import CloudNotesStore
 import Foundation
 import Testing
-
-@testable import CloudNotesMediator
 
 @Suite("Export file, an element at a time")
 struct PrettyJSONArrayTests {
@@ -12,9 +10,9 @@ struct PrettyJSONArrayTests {
     func sameBytesAsJSONEncoder(count: Int) throws {
         let texts = ["Title\nbody", "\"quoted\" \\ back/slash\r\n\ttab \u{0} \u{1F}", "한국어 메모\n\n본문 😀", "", "one line only"]
         let entries = texts.prefix(count).enumerated().map { index, text in
-            let derived = MemoText(text)
-            return ImportEntry(title: derived.title, body: derived.body, lastModified: Int64(1_700_000_000 + index), text: text)
-                .json(id: MemoID())
+            let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+            return ImportEntry(title: String(lines[0]), body: lines.count > 1 ? String(lines[1]) : "",
+                               lastModified: Int64(1_700_000_000 + index), text: text).json(id: MemoID())
         }
         var array = PrettyJSONArray()
         var streamed = PrettyJSONArray.opening

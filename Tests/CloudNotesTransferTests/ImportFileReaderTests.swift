@@ -3,7 +3,7 @@ import CloudNotesTestSupport
 import Foundation
 import Testing
 
-@testable import CloudNotesMediator
+@testable import CloudNotesTransfer
 
 @Suite("Import file reader")
 struct ImportFileReaderTests {

@@ -1,3 +1,4 @@
+import CloudNotesMediator
 import CloudNotesProtocol
 import CloudNotesStore
 import Foundation

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import CloudNotesMediator
+@testable import CloudNotesTransfer
 
 @Suite("Read ahead")
 struct ReadAheadTests {

@@ -1,5 +1,5 @@
-// The byte search is `static inline` in include/CJSONBytes.h; the UTF-8 check is here.
-#include "CJSONBytes.h"
+// The byte search is `static inline` in include/CBytes.h; the UTF-8 check is here.
+#include "CBytes.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -124,13 +124,13 @@ static int hasSSSE3(void) {
     return has;
 }
 
-int cjson_utf8_check(const void *bytes, size_t count) {
+int cbytes_utf8_check(const void *bytes, size_t count) {
     return hasSSSE3() ? utf8_check_ssse3((const uint8_t *)bytes, count) : -1;
 }
 
 #else
 
-int cjson_utf8_check(const void *bytes, size_t count) {
+int cbytes_utf8_check(const void *bytes, size_t count) {
     (void)bytes;
     (void)count;
     return -1;

@@ -27,8 +27,8 @@ private final class Answers: Sendable {
     var count: Int { replies.withLock { $0.count } }
 }
 
-@Suite("Bursts of text changes in the split view")
-struct TextChangeBurstTests {
+@Suite("Runs of text changes in the split view")
+struct TextChangeRunTests {
     @Test("when the store fails a run, each change goes again alone: only the change that fails is refused")
     func storeFailureRetriesEachAlone() async throws {
         let fixture = try Fixture()

@@ -1,3 +1,5 @@
+import CloudNotesJSON
+import CloudNotesMediator
 import CloudNotesProtocol
 import CloudNotesStore
 import Foundation
