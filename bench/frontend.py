@@ -8,7 +8,7 @@ to the last rows drawn. The sizes take turns, round after round (this machine's 
 minutes, so the ratios must come from the same minutes), and the table gives each figure's median and its
 ratio to the 1,000-memo figure of the same run.
 
-The stores are made once with the benchmark's own data (cloudnotes_bench.generate_memos) imported by the
+The stores are made once with the benchmark's own data (benchlib.data.generate_memos) imported by the
 server (memo/import), and kept in bench/data (git-ignored) for the next run.
 
     bench/frontend.py --bin .build/release/cloudnotes            # 1,000, 100,000 and 1,000,000 memos
@@ -29,12 +29,14 @@ import sys
 import tempfile
 import time
 
-BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
-REPO_DIR = os.path.dirname(BENCH_DIR)
-sys.path.insert(0, BENCH_DIR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import cloudnotes_bench as cb  # noqa: E402  (the data generator and the server driver)
 import frontend_emacs  # noqa: E402  (the Emacs driver)
+from benchlib import BENCH_DIR, REPO_DIR  # noqa: E402
+from benchlib.data import generate_memos, write_import_file  # noqa: E402
+from benchlib.driver import BenchError, Driver, is_response, log, perf_ns, start_initialized  # noqa: E402
+from benchlib.editor_result import fresh_result_path, read_result  # noqa: E402
+from benchlib.stores import remove_store, unindexed_count  # noqa: E402
 
 SIZES = (1_000, 100_000, 1_000_000)
 SEED = 20240521
@@ -44,10 +46,6 @@ SEED = 20240521
 BIG_FRACTION = 0.0
 # A screen of a common size, the same for every editor.
 SCREEN_LINES, SCREEN_COLUMNS = 50, 200
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -68,23 +66,20 @@ def build_store(binary: str, data_dir: str, n: int) -> str:
     os.makedirs(data_dir, exist_ok=True)
     log(f"store of {n:,} memos: generating the data")
     t = time.monotonic()
-    memos, info = cb.generate_memos(n, SEED, "xylophone", big_fraction=BIG_FRACTION)
+    memos, info = generate_memos(n, SEED, "xylophone", big_fraction=BIG_FRACTION)
     data = os.path.join(data_dir, f"frontend-memos-{n}.json")
-    with open(data, "w", encoding="utf-8") as f:
-        json.dump(memos, f, ensure_ascii=False, separators=(",", ":"))
+    write_import_file(memos, data)
     del memos
     log(f"  {info['total_bytes'] / 1e6:.0f} MB of text in {time.monotonic() - t:.0f} s; importing")
-    cb.remove_store(store)
-    d = cb.Driver([binary, "serve", "--store", store], timeout=3600, label=f"cloudnotes (import {n})")
-    d.call("initialize", {"locale": "en-US", "timeZone": "UTC"})
-    d.notify("initialized")
+    remove_store(store)
+    d = start_initialized([binary, "serve", "--store", store], f"cloudnotes (import {n})", timeout=3600)
     result, _ = d.call("memo/import", {"path": data})
     if result.get("imported") != n:
-        raise cb.BenchError(f"imported {result.get('imported')} memos, expected {n}")
+        raise BenchError(f"imported {result.get('imported')} memos, expected {n}")
     # The server indexes imported memos in the background while its client is quiet; a store that is
     # still being indexed would make every later open share the machine with the indexer.
     log("  waiting for the background indexing")
-    while cb.unindexed_count(store) > 0:
+    while unindexed_count(store) > 0:
         if d.proc.poll() is not None:
             raise d.died("indexing")
         time.sleep(0.5)
@@ -192,9 +187,7 @@ def nvim_driver(binary: str, store: str, n: int, work: str, timeout_s: float) ->
     if not os.path.exists(script):
         with open(script, "w") as f:
             f.write(NVIM_DRIVER)
-    out = os.path.join(work, "nvim_result.json")
-    if os.path.exists(out):
-        os.remove(out)
+    out = fresh_result_path(work, "nvim")
     cfg = {"bin": binary, "store": store, "n": n, "out": out, "timeout_s": timeout_s,
            "lines": SCREEN_LINES, "columns": SCREEN_COLUMNS}
     env = dict(os.environ, CN_FRONTEND=json.dumps(cfg), TZ="UTC", LANG="C.UTF-8",
@@ -209,21 +202,14 @@ def nvim_driver(binary: str, store: str, n: int, work: str, timeout_s: float) ->
         proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=timeout_s + 30)
     except subprocess.TimeoutExpired:
-        raise cb.BenchError(f"nvim on {n:,} memos did not finish in {timeout_s + 30:.0f} s") from None
-    if not os.path.exists(out):
-        raise cb.BenchError(f"nvim wrote no result (exit code {proc.returncode}): "
-                            f"{(proc.stdout + proc.stderr).decode(errors='replace')[-1500:]}")
-    with open(out) as f:
-        result = json.load(f)
-    if result.get("error"):
-        raise cb.BenchError(f"nvim on {n:,} memos: {result['error']}")
-    return result
+        raise BenchError(f"nvim on {n:,} memos did not finish in {timeout_s + 30:.0f} s") from None
+    return read_result(out, "nvim", n, proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")[-1500:])
 
 
 def server_first_page(binary: str, store: str, n: int, rows: int = SCREEN_LINES) -> float:
     """The server alone: ms from its spawn to the answer of the first screen's memo/list, sent right after
     initialize and initialized as the front ends send them. No front end can show its rows sooner."""
-    d = cb.Driver([binary, "serve", "--store", store], label=f"cloudnotes ({n} memos)")
+    d = Driver([binary, "serve", "--store", store], label=f"cloudnotes ({n} memos)")
     d.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"locale":"en-US","timeZone":"UTC"}}\n'
             b'{"jsonrpc":"2.0","method":"initialized"}\n'
             b'{"jsonrpc":"2.0","id":2,"method":"memo/list","params":{"offset":0,"limit":%d}}\n' % rows)
@@ -231,11 +217,11 @@ def server_first_page(binary: str, store: str, n: int, rows: int = SCREEN_LINES)
         line = d.readline()
         if not line:
             raise d.died("waiting for memo/list")
-        if cb.is_response(line) and json.loads(line).get("id") == 2:
+        if is_response(line) and json.loads(line).get("id") == 2:
             break
-    elapsed = (cb.perf_ns() - d.t_spawn) / 1e6
+    elapsed = (perf_ns() - d.t_spawn) / 1e6
     if len(d.check(2, line, "memo/list")["rows"]) != min(rows, n):
-        raise cb.BenchError(f"memo/list on {n:,} memos: not a screen of rows")
+        raise BenchError(f"memo/list on {n:,} memos: not a screen of rows")
     d.next_id = 3
     d.shutdown()
     return elapsed
@@ -356,7 +342,7 @@ def main(argv: list[str]) -> int:
                         results[editor][n][key].append(fig[key])
                     log(f"round {r + 1}/{args.rounds} {editor} {n:>9,}: first screen {fig['first_screen_ms']:.1f} ms, "
                         f"peak RSS {fig['rss_kb'] / 1024:.1f} MB, G {fig['scroll_end_ms']:.1f} ms")
-    except cb.BenchError as e:
+    except BenchError as e:
         print(f"\nFRONT-END BENCHMARK ABORTED: {e}", file=sys.stderr)
         return 1
     finally:

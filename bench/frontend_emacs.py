@@ -22,7 +22,8 @@ import sys
 import termios
 import time
 
-import cloudnotes_bench as cb
+from benchlib.driver import BenchError
+from benchlib.editor_result import fresh_result_path, read_result
 
 EMACS_PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "clients", "emacs")
 EMACS_SCRIPT = os.path.join(EMACS_PACKAGE, "tests", "cloudnotes-bench.el")
@@ -64,7 +65,7 @@ def prepare(binary: str, store: str, n: int, work: str, screen: tuple[int, int])
         proc = subprocess.run([emacs_bin(), "--batch", "-Q", "-L", lisp, "-f", "batch-byte-compile",
                                *sorted(glob.glob(os.path.join(lisp, "*.el")))], capture_output=True, timeout=300)
         if proc.returncode != 0:
-            raise cb.BenchError(f"emacs could not byte-compile clients/emacs: {proc.stderr.decode()[-1500:]}")
+            raise BenchError(f"emacs could not byte-compile clients/emacs: {proc.stderr.decode()[-1500:]}")
     t = time.monotonic()
     run_emacs(binary, store, n, work, base, 600, screen, warmup=True)
     print(f"emacs: warm-up run (and its native compilations) in {time.monotonic() - t:.1f} s",
@@ -82,9 +83,7 @@ def emacs_driver(binary: str, store: str, n: int, work: str, timeout_s: float,
 def run_emacs(binary: str, store: str, n: int, work: str, base: str, timeout_s: float,
               screen: tuple[int, int], warmup: bool = False) -> dict:
     """Emacs once, with the package and home in base; its figures."""
-    out = os.path.join(work, "emacs_result.json")
-    if os.path.exists(out):
-        os.remove(out)
+    out = fresh_result_path(work, "emacs")
     home = os.path.join(base, "home")
     os.makedirs(home, exist_ok=True)
     cfg = {"bin": binary, "store": store, "n": n, "out": out, "timeout_s": timeout_s}
@@ -113,7 +112,7 @@ def run_emacs(binary: str, store: str, n: int, work: str, base: str, timeout_s: 
         while True:  # drain the terminal, or Emacs blocks once its buffer is full
             if time.monotonic() > deadline:
                 proc.kill()
-                raise cb.BenchError(f"emacs on {n:,} memos did not finish in {timeout_s + 30:.0f} s")
+                raise BenchError(f"emacs on {n:,} memos did not finish in {timeout_s + 30:.0f} s")
             if select.select([master], [], [], 0.2)[0]:
                 try:
                     data = os.read(master, 65536)
@@ -127,11 +126,4 @@ def run_emacs(binary: str, store: str, n: int, work: str, base: str, timeout_s: 
         proc.wait(timeout=30)
     finally:
         os.close(master)
-    if not os.path.exists(out):
-        raise cb.BenchError(f"emacs wrote no result (exit code {proc.returncode}): "
-                            f"{tail.decode(errors='replace')[-1500:]!r}")
-    with open(out) as f:
-        result = json.load(f)
-    if result.get("error"):
-        raise cb.BenchError(f"emacs on {n:,} memos: {result['error']}")
-    return result
+    return read_result(out, "emacs", n, proc.returncode, repr(tail.decode(errors="replace")[-1500:]))

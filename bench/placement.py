@@ -25,8 +25,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cloudnotes_bench as bench  # noqa: E402
-import compare  # noqa: E402
+from benchlib import REPO_DIR  # noqa: E402
+from benchlib.baselines import cat  # noqa: E402
+from benchlib.compare_base import in_turns, new_memo  # noqa: E402
+from benchlib.driver import log, start_initialized  # noqa: E402
+from benchlib.stats import fmt_ns  # noqa: E402
 
 UNKNOWN = b'{"jsonrpc":"2.0","id":1,"method":"bench/unknown","params":{}}\n'
 PLACEMENTS = {"one CPU": (0, 0), "two CPUs": (0, 1), "scheduler": (None, None)}
@@ -52,12 +55,12 @@ def measure(binary: str, store: str, driver_cpu: int | None, process_cpu: int | 
     everywhere = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {driver_cpu} if driver_cpu is not None else everywhere)
     try:
-        cat = bench.Driver(["cat"], label="cat", pipe_bytes=bench.SERVER_PIPE_BYTES, preexec_fn=pinned(process_cpu))
-        echoes = [cat.echo_trip(UNKNOWN) for _ in range(count)]
-        cat.close_cat()
-        d = compare.start([binary, "serve", "--store", store], "server", preexec_fn=pinned(process_cpu))
-        first, _ = compare.new_memo(d, "Groceries\nmilk, eggs")
-        second, _ = compare.new_memo(d, "회의록\n다음 주 화요일")
+        echo = cat("cat", preexec_fn=pinned(process_cpu))
+        echoes = [echo.echo_trip(UNKNOWN) for _ in range(count)]
+        echo.close_cat()
+        d = start_initialized([binary, "serve", "--store", store], "server", preexec_fn=pinned(process_cpu))
+        first, _ = new_memo(d, "Groceries\nmilk, eggs")
+        second, _ = new_memo(d, "회의록\n다음 주 화요일")
         selects = [b'{"jsonrpc":"2.0","id":2,"method":"memo/select","params":{"id":"%s"}}\n' % memo.encode()
                    for memo in (first, second)]
         for i in range(count // 10):  # warm-up
@@ -78,7 +81,7 @@ def measure(binary: str, store: str, driver_cpu: int | None, process_cpu: int | 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--bin", default=os.path.join(bench.REPO_DIR, ".build", "release", "cloudnotes"))
+    p.add_argument("--bin", default=os.path.join(REPO_DIR, ".build", "release", "cloudnotes"))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--count", type=int, default=2000, help="round trips per kind, per round")
     args = p.parse_args()
@@ -87,16 +90,16 @@ def main() -> None:
     runs = {name: [] for name in PLACEMENTS}
     with tempfile.TemporaryDirectory(prefix="placement-") as folder:
         for r in range(args.rounds):
-            for name in compare.in_turns(list(PLACEMENTS), r):
+            for name in in_turns(list(PLACEMENTS), r):
                 store = os.path.join(folder, f"{r}-{name.replace(' ', '-')}.sqlite")
                 runs[name].append(measure(args.bin, store, *PLACEMENTS[name], args.count))
-                bench.log(f"round {r + 1}/{args.rounds}: {name} done")
+                log(f"round {r + 1}/{args.rounds}: {name} done")
     print(f"round trips, p50 (median of {args.rounds} rounds of {args.count}); server CPU per request in brackets")
     print(f"{'placement':10} {'cat':>9} {'unknown method':>24} {'memo/select':>24}")
     for name, rounds in runs.items():
         m = {key: statistics.median(run[key] for run in rounds) for key in rounds[0]}
-        print(f"{name:10} {bench.fmt_ns(m['cat']):>9} {bench.fmt_ns(m['refused']):>10} (CPU {bench.fmt_ns(m['refused_cpu']):>8}) "
-              f"{bench.fmt_ns(m['select']):>10} (CPU {bench.fmt_ns(m['select_cpu']):>8})")
+        print(f"{name:10} {fmt_ns(m['cat']):>9} {fmt_ns(m['refused']):>10} (CPU {fmt_ns(m['refused_cpu']):>8}) "
+              f"{fmt_ns(m['select']):>10} (CPU {fmt_ns(m['select_cpu']):>8})")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import pytest
 from conftest import BINARY, REPO
 
 sys.path.insert(0, str(REPO / "bench"))
-import cloudnotes_bench as bench  # noqa: E402
+from benchlib.driver import BenchError, Driver, pipelined  # noqa: E402
+from benchlib.scenarios import PIPELINED_ROUNDS  # noqa: E402
 
 SIZES = (200, 400)
 
@@ -87,13 +88,13 @@ def test_pipelined_rounds_take_turns_across_sizes_and_send_the_same_texts(bench_
     for size in SIZES:
         throughput = figures["sizes"][str(size)]["scenarios"]["throughput"]
         rates = throughput["rounds_per_second"]
-        assert len(rates) == bench.PIPELINED_ROUNDS
+        assert len(rates) == PIPELINED_ROUNDS
         assert throughput["per_second"] == sorted(rates)[len(rates) // 2]
         assert len(set(throughput["rounds_start_bytes"])) == 1, throughput["rounds_start_bytes"]
     headings = [line for line in result.stderr.splitlines() if "pipelined round" in line]
     order = [(int(line.split()[1].replace(",", "")), int(line.split("round ")[1].split()[0])) for line in headings]
     # Each round begins with the size after the one the last round began with.
-    expected = [(SIZES[(r + i) % len(SIZES)], r + 1) for r in range(bench.PIPELINED_ROUNDS) for i in range(len(SIZES))]
+    expected = [(SIZES[(r + i) % len(SIZES)], r + 1) for r in range(PIPELINED_ROUNDS) for i in range(len(SIZES))]
     assert order == expected, headings
 
 
@@ -115,10 +116,10 @@ UPDATE_LINES = [b'{"jsonrpc":"2.0","id":%d,"method":"memo/update"}\n' % i for i 
 
 
 def test_pipelined_counts_responses_that_arrive_in_pieces():
-    peer = bench.Driver([sys.executable, "-c", DRIBBLING_PEER], timeout=60, label="dribbling peer")
+    peer = Driver([sys.executable, "-c", DRIBBLING_PEER], timeout=60, label="dribbling peer")
     received = []
     try:
-        _, responses = bench.pipelined(peer, UPDATE_LINES, received=received)
+        _, responses = pipelined(peer, UPDATE_LINES, received=received)
     finally:
         peer.proc.stdin.close()
         peer.proc.wait(timeout=10)
@@ -132,10 +133,10 @@ def test_pipelined_refuses_responses_it_would_not_count():
     # first lines, instead of waiting for its watchdog.
     reordered = DRIBBLING_PEER.replace("""b'{"jsonrpc":"2.0","id":' + rid""", """b'{"id":' + rid + b',"jsonrpc":"2.0"'""")
     assert reordered != DRIBBLING_PEER
-    peer = bench.Driver([sys.executable, "-c", reordered], timeout=60, label="reordering peer")
+    peer = Driver([sys.executable, "-c", reordered], timeout=60, label="reordering peer")
     try:
-        with pytest.raises(bench.BenchError, match="which the pipelined reader counts"):
-            bench.pipelined(peer, UPDATE_LINES)
+        with pytest.raises(BenchError, match="which the pipelined reader counts"):
+            pipelined(peer, UPDATE_LINES)
         assert not peer.killed_by_watchdog
     finally:
         peer.proc.stdin.close()
@@ -145,9 +146,9 @@ def test_pipelined_refuses_responses_it_would_not_count():
 
 def test_pipelined_through_cat_counts_every_line():
     lines = [b'{"id":%d,"text":"%s"}\n' % (i, b"y" * (i % 97)) for i in range(3000)]
-    cat = bench.Driver(["cat"], timeout=60, label="cat")
+    cat = Driver(["cat"], timeout=60, label="cat")
     try:
-        _, echoed = bench.pipelined(cat, lines, count_every_line=True)
+        _, echoed = pipelined(cat, lines, count_every_line=True)
     finally:
         cat.close_cat()
     assert [line + b"\n" for line in echoed] == lines
