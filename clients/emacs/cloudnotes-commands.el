@@ -15,9 +15,9 @@
 (require 'cloudnotes)
 (require 'cloudnotes-list)
 
-(declare-function cloudnotes-detail--save-sync "cloudnotes-detail" (&optional timeout))
+(declare-function cloudnotes-detail--save-sync "cloudnotes-detail-save" (&optional timeout))
 (declare-function cloudnotes-detail--window "cloudnotes-detail" ())
-(declare-function cloudnotes-detail--buffer "cloudnotes-detail" ())
+(declare-function cloudnotes-detail--buffer "cloudnotes-detail-save" ())
 (declare-function cloudnotes-sync-status "cloudnotes-sync" ())
 (declare-function cloudnotes-sync-now "cloudnotes-sync" ())
 (declare-function cloudnotes-conflicts "cloudnotes-sync" ())

@@ -40,10 +40,7 @@
 
 (defun cloudnotes-list--buffer ()
   "The list buffer, made if needed."
-  (or (get-buffer cloudnotes-list--buffer-name)
-      (with-current-buffer (get-buffer-create cloudnotes-list--buffer-name)
-        (cloudnotes-list-mode)
-        (current-buffer))))
+  (cloudnotes--pane-buffer cloudnotes-list--buffer-name #'cloudnotes-list-mode))
 
 (defun cloudnotes-list--open ()
   "Forget the previous session's list and make the buffer."
@@ -58,10 +55,7 @@
   "Kill the list buffer."
   (when (timerp cloudnotes-list--timer) (cancel-timer cloudnotes-list--timer))
   (setq cloudnotes-list--timer nil)
-  (let ((buf (get-buffer cloudnotes-list--buffer-name)))
-    (when buf
-      (with-current-buffer buf (remove-hook 'kill-buffer-hook #'cloudnotes-list--killed t))
-      (kill-buffer buf))))
+  (cloudnotes--kill-pane cloudnotes-list--buffer-name #'cloudnotes-list--killed))
 
 (defun cloudnotes-list--killed ()
   "The list buffer is being killed: close the session."
@@ -217,29 +211,34 @@ The rows keep point; a window starting at INDEX shows the new row."
            (cl-decf cloudnotes-list--count)))
     (cloudnotes-list--edit-lines index 1 ""))))
 
+(defun cloudnotes-list--apply (map change)
+  "Call CHANGE, which edits the list's lines as a row moves; then follow it.
+Point and the windows stay on their rows: MAP tells where the line at an
+index went (see `cloudnotes-list--restore')."
+  (cloudnotes-list--keeping-places map (funcall change))
+  (cloudnotes-list--changed))
+
 (cloudnotes--on "list/didInsert"
                 (lambda (p)
                   (let ((index (plist-get p :index)))
-                    (cloudnotes-list--keeping-places (cloudnotes-list--insert-map index)
-                      (cloudnotes-list--insert index (plist-get p :row))))
-                  (cloudnotes-list--changed)))
+                    (cloudnotes-list--apply (cloudnotes-list--insert-map index)
+                                            (lambda () (cloudnotes-list--insert index (plist-get p :row)))))))
 
 (cloudnotes--on "list/didRemove"
                 (lambda (p)
                   (let ((index (plist-get p :index)))
-                    (cloudnotes-list--keeping-places (cloudnotes-list--remove-map index)
-                      (cloudnotes-list--remove index (plist-get p :id))))
-                  (cloudnotes-list--changed)))
+                    (cloudnotes-list--apply (cloudnotes-list--remove-map index)
+                                            (lambda () (cloudnotes-list--remove index (plist-get p :id)))))))
 
 (cloudnotes--on "list/didUpdate"
                 (lambda (p)
                   (let ((row (plist-get p :row))
                         (from (plist-get p :fromIndex))
                         (to (plist-get p :toIndex)))
-                    (cloudnotes-list--keeping-places (cloudnotes-list--move-map from to)
-                      (cloudnotes-list--remove from (plist-get row :id))
-                      (cloudnotes-list--insert to row)))
-                  (cloudnotes-list--changed)))
+                    (cloudnotes-list--apply (cloudnotes-list--move-map from to)
+                                            (lambda ()
+                                              (cloudnotes-list--remove from (plist-get row :id))
+                                              (cloudnotes-list--insert to row))))))
 
 (cloudnotes--on "list/didReset"
                 (lambda (p) (cloudnotes-list--reset (plist-get p :total))))

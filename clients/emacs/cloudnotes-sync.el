@@ -15,7 +15,7 @@
 (require 'cloudnotes-list)
 (require 'cloudnotes-commands)
 
-(declare-function cloudnotes-detail--save-sync "cloudnotes-detail" (&optional timeout))
+(declare-function cloudnotes-detail--save-sync "cloudnotes-detail-save" (&optional timeout))
 
 (defvar cloudnotes-sync--last-status nil "The last SyncStatus received.")
 (defvar cloudnotes-sync--reported nil "The last sync error shown.")

@@ -164,12 +164,36 @@ function H.cursor(n, s)
   api.nvim_win_set_cursor(s.view.list_win, { n, 0 })
 end
 
+--- Run :w in the text window, then let things settle.
+function H.write(s)
+  s = s or H.s
+  api.nvim_set_current_win(s.view.text_win)
+  vim.cmd("write")
+  H.settle(s)
+end
+
+--- Press dd in the list (on row `n` if given) and answer the confirmation
+--- with `answer`.
+function H.delete(answer, n)
+  if n then
+    H.cursor(n)
+  end
+  H.confirm_answers = { answer }
+  H.press("dd")
+end
+
 --- Replace the text buffer's lines as typing would, then wait past the
 --- debounce for the update to be answered.
 function H.type(lines, s)
   s = s or H.s
-  api.nvim_buf_set_lines(s.view.text_buf, 0, -1, false, lines)
+  H.set_text(lines, s)
   H.settle(s)
+end
+
+--- Replace the text buffer's lines as typing would, without waiting.
+function H.set_text(lines, s)
+  s = s or H.s
+  api.nvim_buf_set_lines(s.view.text_buf, 0, -1, false, lines)
 end
 
 --- The last notification matching `pattern`, or nil.
@@ -180,6 +204,15 @@ function H.note(pattern)
     end
   end
   return nil
+end
+
+--- Wait until a notification matches `pattern`, or fail with `what`.
+--- Returns the last one that matches.
+function H.wait_note(pattern, what, timeout)
+  H.wait(function()
+    return H.note(pattern) ~= nil
+  end, what, timeout)
+  return H.note(pattern)
 end
 
 --- Send a request through the session's own server and wait for the answer.
@@ -199,6 +232,63 @@ function H.import(memos, s)
   local r = H.request("memo/import", { memos = memos }, s)
   H.settle(s)
   return r
+end
+
+--- Three memos with fixed timestamps, so their dates are known exactly.
+H.SEED = {
+  { title = "Plan", body = "step 1", last_modified = 1767225600 }, -- 2026-01-01 00:00 UTC
+  { title = "Other", body = "", last_modified = 1767225000 }, -- 2025-12-31 23:50
+  { title = "Groceries", body = "milk\neggs", last_modified = 1767220000 }, -- 2025-12-31 22:26
+}
+
+-- Title, date and preview of each H.SEED memo's list line.
+local SEED_ROWS = {
+  { "Plan", "January 1, 2026 at 12:00 AM", "step 1" },
+  { "Other", "December 31, 2025 at 11:50 PM" },
+  { "Groceries", "December 31, 2025 at 10:26 PM", "milk eggs" },
+}
+
+--- The list line of H.SEED's memo `i` (1 to 3), marked when `selected`.
+function H.seed_row(i, selected)
+  local r = SEED_ROWS[i]
+  return H.row(selected or false, r[1], H.date(r[2]), r[3])
+end
+
+--- The list lines of the first `n` memos of H.SEED (default: all), newest
+--- first, with line `selected` (nil: none) marked.
+function H.seed_rows(selected, n)
+  local lines = {}
+  for i = 1, n or #H.SEED do
+    lines[i] = H.seed_row(i, i == selected)
+  end
+  return lines
+end
+
+--- Open on an empty store, import the first `n` memos of H.SEED (default:
+--- all) and check the starting picture: the import selected the newest memo
+--- (nothing was selected before).
+function H.open_seeded(opts, n)
+  local s = H.open(opts)
+  local memos = vim.list_slice(H.SEED, 1, n or #H.SEED)
+  H.import(memos, s)
+  H.check(H.seed_rows(1, #memos), { "Plan", "step 1" }, "after the import")
+  return s
+end
+
+--- Open on an empty store and create one memo with `text` through the
+--- session's server, which selects and shows it.
+function H.open_with_memo(text, opts)
+  local s = H.open(opts)
+  H.request("memo/create", { text = text }, s)
+  H.settle(s)
+  return s
+end
+
+--- Press / in the list and answer the search prompt with `query` (false
+--- stands for <Esc>).
+function H.search(query)
+  H.input_answers = { query }
+  H.press("/")
 end
 
 --- A second, independent client: its own `cloudnotes serve` on `store`.
@@ -227,6 +317,19 @@ function H.other_client(store)
   other.req("initialize", { locale = "en-US", timeZone = "UTC" })
   c:notify("initialized")
   return other
+end
+
+--- Change the store as another front end would: send `requests` (each
+--- { method, params }) through a second server of its own on H.store, stop
+--- it and check that it exited with code 0. Returns the results.
+function H.elsewhere(requests)
+  local other = H.other_client(H.store)
+  local results = {}
+  for i, r in ipairs(requests) do
+    results[i] = other.req(r[1], r[2])
+  end
+  H.eq(other.stop(), 0, "other server exit code")
+  return results
 end
 
 --- Record the methods the session sends (requests and notifications).

@@ -2,10 +2,12 @@
 -- the user is told with vim.notify, nothing typed is lost, no Lua error.
 local api = vim.api
 
-local SEED = {
-  { title = "Plan", body = "step 1", last_modified = 1767225600 },
-  { title = "Other", body = "", last_modified = 1767225000 },
-}
+--- Open on the first two memos of H.SEED: Plan (the newest, selected and
+--- shown) and Other. Returns the session and Plan's id.
+local function open_plan_and_other(H, opts)
+  local s = H.open_seeded(opts, 2)
+  return s, s.edit.id
+end
 
 return {
   {
@@ -13,28 +15,18 @@ return {
     function(H)
       -- A long debounce, and ":w" to send: the user's text is typed before the other
       -- side's edit and sent after it, whenever the server notices that edit.
-      local s = H.open({ debounce_ms = 5000 })
-      H.import(SEED)
+      local s, plan = open_plan_and_other(H, { debounce_ms = 5000 })
       H.eq(H.text_lines(), { "Plan", "step 1" }, "start")
-      local plan = s.edit.id
-      local function save(lines)
-        api.nvim_buf_set_lines(s.view.text_buf, 0, -1, false, lines)
-        api.nvim_set_current_win(s.view.text_win)
-        vim.cmd("write")
-        H.settle(s)
-      end
       -- The user types, on version 1 ...
-      api.nvim_buf_set_lines(s.view.text_buf, 0, -1, false, { "Plan", "step 1", "my change" })
+      H.set_text({ "Plan", "step 1", "my change" })
       -- ... while another front end (its own server on the same store) edits the memo.
-      local other = H.other_client(H.store)
-      local r = other.req("memo/update", { id = plan, text = "Plan\nstep 1\nfrom the other side", baseVersion = 1 })
+      local r = H.elsewhere({
+        { "memo/update", { id = plan, text = "Plan\nstep 1\nfrom the other side", baseVersion = 1 } },
+      })[1]
       H.eq(r.memo.version, 2, "the other side made version 2")
-      H.eq(other.stop(), 0, "other server exit code")
       -- The server tells the plugin of version 2, but the buffer holds unsent typing: kept.
       H.eq(H.text_lines(), { "Plan", "step 1", "my change" }, "unsent typing kept")
-      api.nvim_set_current_win(s.view.text_win)
-      vim.cmd("write")
-      H.settle(s)
+      H.write()
       local warn = H.note("changed elsewhere")
       H.assert(warn, "the conflict was reported")
       H.eq(warn.level, vim.log.levels.WARN, "as a warning")
@@ -48,7 +40,8 @@ return {
         "the store was not overwritten")
       -- The user pastes their text back: based on version 2 it now goes through.
       local sent = H.record_sent(s)
-      save({ "Plan", "step 1", "from the other side", "my change" })
+      H.set_text({ "Plan", "step 1", "from the other side", "my change" })
+      H.write()
       H.eq(sent[#sent].params.baseVersion, 2, "retry based on version 2")
       H.eq(s.versions[plan], 3, "version 3")
       local line = H.list_lines()[1]
@@ -60,13 +53,11 @@ return {
   {
     "another_servers_edit_appears_without_refresh",
     function(H)
-      local s = H.open({ debounce_ms = 60 })
-      H.import(SEED)
-      local plan = s.edit.id
-      local other = H.other_client(H.store)
-      other.req("memo/update", { id = plan, text = "Plan\nedited in another editor", baseVersion = 1 })
-      other.req("memo/create", { text = "Third\nfrom the other editor" })
-      H.eq(other.stop(), 0, "other server exit code")
+      local s, plan = open_plan_and_other(H, { debounce_ms = 60 })
+      H.elsewhere({
+        { "memo/update", { id = plan, text = "Plan\nedited in another editor", baseVersion = 1 } },
+        { "memo/create", { text = "Third\nfrom the other editor" } },
+      })
       -- No key pressed: the server notices within a second and the view follows.
       H.wait(function()
         return #H.list_lines() == 3 and H.text_lines()[2] == "edited in another editor"
@@ -83,9 +74,7 @@ return {
     function(H)
       -- Another client of the same server updated the memo without us
       -- hearing the new version (a request we did not make).
-      local s = H.open({ debounce_ms = 60 })
-      H.import(SEED)
-      local plan = s.edit.id
+      local s, plan = open_plan_and_other(H, { debounce_ms = 60 })
       s.rpc:request_sync("memo/update", { id = plan, text = "Plan\nchanged behind our back" })
       H.settle(s)
       H.type({ "Plan", "typed here" })
@@ -98,21 +87,13 @@ return {
   {
     "memo_deleted_elsewhere_keeps_text",
     function(H)
-      local s = H.open({ debounce_ms = 5000 })
-      H.import(SEED)
-      local plan = s.edit.id
+      local s, plan = open_plan_and_other(H, { debounce_ms = 5000 })
       -- The user types (not sent yet) while another front end deletes the memo.
-      api.nvim_buf_set_lines(s.view.text_buf, 0, -1, false, { "Plan", "still typing" })
-      local other = H.other_client(H.store)
-      other.req("memo/delete", { id = plan })
-      other.stop()
-      api.nvim_set_current_win(s.view.text_win)
-      vim.cmd("write")
-      H.settle(s)
+      H.set_text({ "Plan", "still typing" })
+      H.elsewhere({ { "memo/delete", { id = plan } } })
+      H.write()
       -- However the server learned of it first, the text is kept and the user told.
-      H.wait(function()
-        return H.note("deleted elsewhere") ~= nil
-      end, "the report")
+      H.wait_note("deleted elsewhere", "the report")
       H.eq(vim.fn.getreg("c"), "Plan\nstill typing\n", "text in register c")
       -- The selection moved on to the memo now at that place (rule 4), without a refresh.
       H.wait(function()
@@ -125,13 +106,9 @@ return {
     "server_killed",
     function(H)
       H.allowed_errors = { "the server stopped", "the server is not running" }
-      local s = H.open()
-      H.import(SEED)
+      local s = open_plan_and_other(H)
       vim.loop.kill(s.rpc.pid, "sigkill")
-      H.wait(function()
-        return H.note("the server stopped") ~= nil
-      end, "the death notice")
-      local note = H.note("the server stopped")
+      local note = H.wait_note("the server stopped", "the death notice")
       H.eq(note.level, vim.log.levels.ERROR, "an error notification")
       H.assert(note.msg:find("signal 9", 1, true), "says how: " .. note.msg)
       H.eq(s.state, "dead", "session dead")
@@ -146,7 +123,7 @@ return {
       H.press("dd")
       H.press("s")
       -- Typing does not raise errors either.
-      api.nvim_buf_set_lines(s.view.text_buf, 0, -1, false, { "Plan", "after death" })
+      H.set_text({ "Plan", "after death" })
       vim.wait(200)
       -- q closes the view without a shutdown.
       local tabs = #api.nvim_list_tabpages()
@@ -159,14 +136,10 @@ return {
     "server_killed_with_unsaved_text",
     function(H)
       H.allowed_errors = { "the server stopped" }
-      local s = H.open({ debounce_ms = 10000 })
-      H.import(SEED)
-      api.nvim_buf_set_lines(s.view.text_buf, 0, -1, false, { "Plan", "unsaved words" })
+      local s = open_plan_and_other(H, { debounce_ms = 10000 })
+      H.set_text({ "Plan", "unsaved words" })
       vim.loop.kill(s.rpc.pid, "sigterm")
-      H.wait(function()
-        return H.note("the server stopped") ~= nil
-      end, "the death notice")
-      local msg = H.note("the server stopped").msg
+      local msg = H.wait_note("the server stopped", "the death notice").msg
       H.assert(msg:find("not saved", 1, true), "mentions the unsaved text: " .. msg)
       H.eq(vim.fn.getreg("c"), "Plan\nunsaved words\n", "kept in register c")
       H.eq(H.text_lines(), { "Plan", "unsaved words" }, "and in the buffer")
@@ -213,10 +186,7 @@ return {
       require("cloudnotes").setup(H.options({ store = bad }))
       vim.cmd("CloudNotes")
       local s = require("cloudnotes").session()
-      H.wait(function()
-        return H.note("the server stopped") ~= nil
-      end, "the failure notice")
-      local msg = H.note("the server stopped").msg
+      local msg = H.wait_note("the server stopped", "the failure notice").msg
       H.assert(msg:find("exit code 2", 1, true), "exit code in: " .. msg)
       H.assert(msg:find("store", 1, true), "the server's reason in: " .. msg)
       H.eq(s.state, "dead", "dead session")

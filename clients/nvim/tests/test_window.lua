@@ -12,6 +12,13 @@ local function open_big(H, opts)
   return H.open_recorded(opts)
 end
 
+--- Like open_big, with one of the list buffer's limits (listbuf.lua) set
+--- to `value`.
+local function open_big_with_limit(H, limit, value)
+  require("cloudnotes.listbuf")[limit] = value
+  return open_big(H)
+end
+
 local function lists(sent)
   return vim.tbl_filter(function(m)
     return m.method == "memo/list"
@@ -178,8 +185,7 @@ return {
       H.eq(H.text_lines(), { "Memo 2701", "body 2701" }, "its text")
       H.check_screen("at the selection")
       -- Deleting it selects the memo now in its place (rule 4); the cursor follows.
-      H.confirm_answers = { true }
-      H.press("dd")
+      H.delete(true)
       H.eq(H.text_lines(), { "Memo 2702", "body 2702" }, "the next memo is selected")
       H.eq(cursor_line(s), 2701, "on its row")
       H.assert(H.list_lines()[2701]:match("^> Memo 2702  "), "marked: " .. H.list_lines()[2701])
@@ -234,12 +240,9 @@ return {
     function(H)
       -- Deleting many lines costs as much as adding them; past a limit the
       -- view puts a fresh buffer in the list window instead.
-      local view = require("cloudnotes.view")
-      view.REPLACE_LINES = 100
-      local s = open_big(H)
+      local s = open_big_with_limit(H, "REPLACE_LINES", 100)
       local old = s.view.list_buf
-      H.input_answers = { "Memo 1" }
-      H.press("/")
+      H.search("Memo 1")
       H.assert(s.view.list_buf ~= old, "a new list buffer")
       H.eq(api.nvim_buf_is_valid(old), false, "the old one is wiped")
       H.eq(api.nvim_win_get_buf(s.view.list_win), s.view.list_buf, "in the list window")
@@ -262,9 +265,7 @@ return {
     function(H)
       -- Neovim keeps the memory of lines that once held text: after enough
       -- rows drawn, the view starts a new buffer, showing the same lines.
-      local view = require("cloudnotes.view")
-      view.DRAWN_ROWS_LIMIT = 100
-      local s = open_big(H)
+      local s = open_big_with_limit(H, "DRAWN_ROWS_LIMIT", 100)
       local renewed = 0
       for _, keys in ipairs({ "1500G", "<C-f>", "<C-f>", "<C-e><C-e><C-e>", "2900G", "gg", "<C-d>" }) do
         local before = s.view.list_buf

@@ -18,8 +18,11 @@ function A._check_running(self)
   return false
 end
 
---- A request whose only follow-up on failure is to tell the user.
+--- Send what was typed first (the server then applies the edit before the
+--- request), then a request whose only follow-up on failure is to tell the
+--- user.
 function A._request(self, method, params, on_result)
+  self:flush()
   self.rpc:request(method, params, util.safe(function(err, result)
     if err then
       if err.code ~= GONE then
@@ -67,7 +70,6 @@ function A.select(self)
   if not row then
     return
   end
-  self:flush()
   self:_request("memo/select", { id = row.id })
 end
 
@@ -77,7 +79,6 @@ function A.create(self)
   if not self:_check_running() then
     return
   end
-  self:flush()
   self:_request("memo/create", { text = "" }, function()
     self.mirror.query = "" -- creating clears the search filter (rule 2)
     self:render()
@@ -101,7 +102,6 @@ function A.delete(self)
     util.notify(string.format("%q was not deleted", title))
     return
   end
-  self:flush()
   self:_request("memo/delete", { id = row.id })
 end
 
@@ -115,7 +115,6 @@ function A.share(self)
     util.notify("no memo to share")
     return
   end
-  self:flush()
   self:_request("memo/share", { id = row.id, format = self.cfg.share_format }, function(result)
     local reg = self.cfg.share_register
     local note = ""
@@ -249,7 +248,6 @@ function A.import(self, path)
     return
   end
   local abs = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
-  self:flush()
   self:_request("memo/import", { path = abs, workDoneToken = "nvim-import-" .. self.nr }, function(result)
     util.notify(string.format("imported %s memo%s", tostring(result.imported),
       result.imported == 1 and "" or "s"))

@@ -99,14 +99,36 @@ function E._attach_text_buffer(self)
   })
 end
 
+--- Show the mirror's detail memo in the text buffer.
+function E._show_detail(self)
+  local memo = self.mirror.detail
+  local edit = self.edit
+  if memo and memo.id == edit.id and (edit.dirty or self:_sending(memo.id)) then
+    -- The same memo again while the user's newer text is on its way: keep
+    -- the buffer; the answer to the update brings the version.
+    return
+  end
+  self:_stop_timer()
+  edit.dirty = false
+  edit.gone = false
+  self.view:ensure_text_window()
+  if memo then
+    edit.id, edit.title = memo.id, memo.title or ""
+    self.versions[memo.id] = memo.version
+    self:_set_text(memo.text or "", self.mirror.editable)
+  else
+    edit.id, edit.title = nil, ""
+    self:_set_text("", false)
+  end
+  self:_update_text_status()
+end
+
 function E._restart_timer(self)
   if not self.timer then
     self.timer = uv.new_timer()
   end
   self.timer:stop()
-  self.timer:start(self.cfg.debounce_ms, 0, vim.schedule_wrap(util.safe(function()
-    self:flush()
-  end, "memo/update")))
+  self.timer:start(self.cfg.debounce_ms, 0, vim.schedule_wrap(util.method_cb(self, "flush", "memo/update")))
 end
 
 function E._stop_timer(self)

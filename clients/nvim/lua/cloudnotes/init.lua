@@ -4,9 +4,11 @@
 ---   :CloudNotes
 ---
 --- The work is split by job: rpc.lua (process and JSON-RPC framing),
---- mirror.lua (applying the server's notifications), view.lua (windows,
---- buffers, drawing), session.lua (start, mirroring, shutdown), editor.lua
---- (the text buffer's saves and conflicts) and actions.lua (the list keys).
+--- mirror.lua (applying the server's notifications), view.lua (the tab,
+--- windows and text buffer) and listbuf.lua (the list buffer and drawing
+--- it), session.lua (start, keys, shutdown), listing.lua (mirroring the
+--- server, fetching the rows on screen), editor.lua (the text buffer's
+--- saves and conflicts) and actions.lua (the list keys).
 local util = require("cloudnotes.util")
 
 local M = {}

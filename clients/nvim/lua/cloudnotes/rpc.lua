@@ -123,14 +123,20 @@ function M.start(cmd, handlers)
   self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
   self.running = true
 
+  -- The complete lines of `chunk` (nil: the end of output) are handled on
+  -- the main loop; one scheduled callback per chunk keeps them in order.
+  local function dispatch(chunk)
+    local lines = self.split(chunk)
+    if #lines > 0 then
+      vim.schedule(function()
+        self:_dispatch_lines(lines)
+      end)
+    end
+  end
+
   stdout:read_start(function(err, chunk)
     if err or chunk == nil then
-      local lines = self.split(nil)
-      if #lines > 0 then
-        vim.schedule(function()
-          self:_dispatch_lines(lines)
-        end)
-      end
+      dispatch(nil)
       if not stdout:is_closing() then
         stdout:close()
       end
@@ -138,13 +144,7 @@ function M.start(cmd, handlers)
       maybe_finish()
       return
     end
-    local lines = self.split(chunk)
-    if #lines > 0 then
-      -- One scheduled callback per chunk keeps the messages in order.
-      vim.schedule(function()
-        self:_dispatch_lines(lines)
-      end)
-    end
+    dispatch(chunk)
   end)
 
   stderr:read_start(function(err, chunk)

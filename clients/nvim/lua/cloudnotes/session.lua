@@ -1,7 +1,8 @@
---- One CloudNotes session: the server process, the handshake, the mirror of
---- the server's split view and the view that shows it, and shutting down.
---- The text buffer's edit loop is in editor.lua, the list's keys in
---- actions.lua; both add methods to the session object.
+--- One CloudNotes session: the server process, the handshake, the keys and
+--- autocommands, and shutting down. The rest are methods of the same
+--- session object, in their own modules: keeping the mirror of the server's
+--- split view and the list drawn and fetched in listing.lua, the text
+--- buffer's edit loop in editor.lua, the list's keys in actions.lua.
 local api = vim.api
 local uv = vim.loop
 local util = require("cloudnotes.util")
@@ -15,7 +16,6 @@ local Session = {}
 Session.__index = Session
 
 local GONE = rpc.GONE
-local NOT_INITIALIZED = -32002
 
 local next_session = 0
 
@@ -150,217 +150,6 @@ function Session:_initialize(time_zone)
   end
 end
 
--- Mirroring the server -------------------------------------------------------
-
-function Session:_on_notification(method, params)
-  if method == "$/progress" then
-    self:_on_progress(params)
-    return
-  end
-  if method == "detail/didShow" or method == "detail/didClear" then
-    local memo = method == "detail/didShow" and params.memo or nil
-    if self.edit.dirty and self.edit.id and not (memo and memo.id == self.edit.id) then
-      -- Another memo replaces the text: send what the user typed first, so
-      -- it is never dropped with the old text.
-      self:flush()
-    end
-  end
-  local changed = self.mirror:apply(method, params)
-  if changed.ops and self.view then
-    -- The list buffer's lines move with the rows, so that what the user is
-    -- looking at stays in place.
-    for _, op in ipairs(changed.ops) do
-      if op[1] == "insert" then
-        self.view:list_insert(op[2])
-      else
-        self.view:list_remove(op[2])
-      end
-    end
-  end
-  if changed.reset then
-    self.fetch_failed = false
-    self:_check_window_soon()
-  end
-  if changed.detail then
-    self:_show_detail()
-  end
-  if changed.selection and (changed.selection_moved or self.follow) then
-    self.move_cursor = true
-  end
-  if changed.list or changed.selection then
-    self:_render_soon()
-  end
-end
-
---- Re-draw the list after the messages already read have been applied: a
---- single create sends three notifications, and one redraw covers them.
-function Session:_render_soon()
-  if self.render_pending then
-    return
-  end
-  self.render_pending = true
-  vim.schedule(util.safe(function()
-    self.render_pending = false
-    self:render()
-  end, "render"))
-end
-
---- Draw the list now, put the cursor on the selected row if the selection
---- moved since the last draw, and fetch the rows now on screen if the
---- window does not hold them.
-function Session:render()
-  if not self.view then
-    return
-  end
-  local mirror = self.mirror
-  if mirror.stale and (self.fetching or self.searching > 0) and self.state ~= "dead" then
-    -- The old lines stay until the new rows arrive (a round trip), so the
-    -- list does not flash blank after list/didReset.
-    return
-  end
-  if mirror:selection_disagrees() and not self.refetched then
-    -- Never so unless a notification was missed: fetch the window again
-    -- (once: a server that keeps disagreeing must not be asked forever).
-    self.refetched = true
-    mirror:invalidate()
-    self:_check_window()
-    return
-  end
-  self.refetched = false
-  local short = self.view:render_list(mirror, {
-    dead = self.state == "dead",
-    loading = mirror.stale and self:_running(),
-    first_screen = not self.grow_pending,
-  })
-  if short then
-    -- The rows on screen are drawn; the lines of the rest of the list (a
-    -- million blank lines take a while) are added once Neovim has shown
-    -- them, and the cursor goes where it must then.
-    self.grow_pending = true
-    vim.defer_fn(util.safe(function()
-      self:render()
-    end, "render"), 0)
-    return
-  end
-  self.grow_pending = false
-  if self.after_search then
-    -- New results: show the selected memo if it is one of them, else the top.
-    self.after_search = false
-    self.move_cursor = false
-    if not self.view:focus_selected(mirror) then
-      self.view:focus_top()
-    end
-  elseif self.move_cursor then
-    self.move_cursor = false
-    self.view:focus_selected(mirror)
-  end
-  self:_note_follow()
-  self:_check_window()
-end
-
---- Remember whether the list's cursor is on the selected row.
-function Session:_note_follow()
-  local sel = self.mirror:selected()
-  self.follow = sel ~= nil and self.view and self.view:cursor_index(self.mirror) == sel or false
-end
-
--- The window ----------------------------------------------------------------
-
---- Check soon (once for any number of calls before then) whether the rows on
---- screen are in the window: scrolling calls this on every move, and a held
---- key must not become a request per line.
-function Session:_check_window_soon()
-  if self.check_pending then
-    return
-  end
-  self.check_pending = true
-  vim.schedule(util.safe(function()
-    self.check_pending = false
-    self:_check_window()
-  end, "memo/list"))
-end
-
---- Fetch the rows on screen, a screen either side, unless the window holds
---- them already. One fetch at a time: when it is answered, this runs again
---- for wherever the view is by then.
-function Session:_check_window()
-  if not self:_running() or self.state ~= "ready" or self.fetching or self.searching > 0 or not self.view
-    or self.fetch_failed then
-    return
-  end
-  local first, last, height = self.view:visible_range()
-  if not first then
-    return
-  end
-  -- The first screen of a list not fetched yet comes alone, so it shows
-  -- sooner; the margins follow.
-  local req = self.mirror:fetch_for(first, last, self.mirror.stale and 0 or height)
-  if req then
-    self:_fetch(req)
-  end
-end
-
-function Session:_fetch(req)
-  self.fetching = req
-  self.rpc:request("memo/list", req, util.safe(function(err, result)
-    self.fetching = nil
-    if err and err.code == NOT_INITIALIZED then
-      return -- sent with a failed initialize; the retry fetches again
-    end
-    if err then
-      if err.code ~= GONE then
-        util.error("cannot list the memos: " .. util.rpc_error_text(err) .. ". Press r to try again.")
-      end
-      -- No more automatic fetches until r or the next list/didReset.
-      self.fetch_failed = true
-      self:render()
-      return
-    end
-    self.mirror:install(req.offset, result)
-    self:render()
-  end, "memo/list"))
-end
-
---- The rows on screen changed (the list was scrolled, the cursor moved, the
---- window was resized).
-function Session:_on_scroll()
-  if self.view then
-    self:_note_follow()
-  end
-  self:_check_window_soon()
-end
-
---- Show the mirror's detail memo in the text buffer.
-function Session:_show_detail()
-  local memo = self.mirror.detail
-  local edit = self.edit
-  if memo and memo.id == edit.id and (edit.dirty or self:_sending(memo.id)) then
-    -- The same memo again while the user's newer text is on its way: keep
-    -- the buffer; the answer to the update brings the version.
-    return
-  end
-  self:_stop_timer()
-  edit.dirty = false
-  edit.gone = false
-  self.view:ensure_text_window()
-  if memo then
-    edit.id, edit.title = memo.id, memo.title or ""
-    self.versions[memo.id] = memo.version
-    self:_set_text(memo.text or "", self.mirror.editable)
-  else
-    edit.id, edit.title = nil, ""
-    self:_set_text("", false)
-  end
-  self:_update_text_status()
-end
-
-function Session:_on_progress(params)
-  local value = type(params.value) == "table" and params.value or {}
-  if value.kind == "begin" then
-    util.notify((value.title or "working") .. "…")
-  end
-end
-
 -- State ----------------------------------------------------------------------
 
 --- True while the server runs and the session has not been closed.
@@ -390,17 +179,15 @@ function Session:_install_keymaps(buf)
     local lhs = keys[name]
     if lhs then
       for _, l in ipairs(type(lhs) == "table" and lhs or { lhs }) do
-        vim.keymap.set("n", l, util.safe(function()
-          self[a[1]](self)
-        end, name), { buffer = buf, nowait = true, silent = true, desc = "CloudNotes: " .. a[2] })
+        vim.keymap.set("n", l, util.method_cb(self, a[1], name),
+          { buffer = buf, nowait = true, silent = true, desc = "CloudNotes: " .. a[2] })
       end
     end
   end
   if keys.focus_list and not self.text_keys_done then
     self.text_keys_done = true
-    vim.keymap.set("n", keys.focus_list, util.safe(function()
-      self:focus_list()
-    end, "focus_list"), { buffer = self.view.text_buf, silent = true, desc = "CloudNotes: go to the list" })
+    vim.keymap.set("n", keys.focus_list, util.method_cb(self, "focus_list", "focus_list"),
+      { buffer = self.view.text_buf, silent = true, desc = "CloudNotes: go to the list" })
   end
 end
 
@@ -410,16 +197,12 @@ function Session:_install_autocmds()
   api.nvim_create_autocmd("BufWriteCmd", {
     group = group,
     buffer = self.view.text_buf,
-    callback = util.safe(function()
-      self:write()
-    end, ":w"),
+    callback = util.method_cb(self, "write", ":w"),
   })
   api.nvim_create_autocmd("BufReadCmd", {
     group = group,
     buffer = self.view.text_buf,
-    callback = util.safe(function()
-      self:reload_text()
-    end, ":edit"),
+    callback = util.method_cb(self, "reload_text", ":edit"),
   })
   api.nvim_create_autocmd("BufWipeout", {
     group = group,
@@ -430,9 +213,7 @@ function Session:_install_autocmds()
       if not self.view or args.buf ~= self.view.list_buf then
         return
       end
-      vim.schedule(util.safe(function()
-        self:close()
-      end, "close"))
+      vim.schedule(util.method_cb(self, "close", "close"))
     end, "close"),
   })
   -- Scrolling the list fetches the rows that come into view.
@@ -452,9 +233,7 @@ function Session:_install_autocmds()
   end
   api.nvim_create_autocmd("VimLeavePre", {
     group = group,
-    callback = util.safe(function()
-      self:close_sync()
-    end, "exit"),
+    callback = util.method_cb(self, "close_sync", "exit"),
   })
 end
 
@@ -515,22 +294,35 @@ function Session:_cleanup()
   end
 end
 
---- Close the view and shut the server down cleanly: pending text is sent,
---- then the shutdown request and, once it is answered, the exit notification.
-function Session:close()
+--- The first step of closing, shared by close() and close_sync(): nil when
+--- the session is closing or closed already; else whether the server still
+--- runs, after sending it the text typed so far, with the state set to
+--- closing (or, without a server, closed).
+function Session:_start_closing()
   if self.state == "closing" or self.state == "closed" then
-    return
+    return nil
   end
   local alive = self:_running()
   if alive then
     self:flush()
-  else
+  end
+  self.state = alive and "closing" or "closed"
+  return alive
+end
+
+--- Close the view and shut the server down cleanly: pending text is sent,
+--- then the shutdown request and, once it is answered, the exit notification.
+function Session:close()
+  local alive = self:_start_closing()
+  if alive == nil then
+    return
+  end
+  if not alive then
     local unsaved = self:_unsaved_text()
     if unsaved then
       util.warn("the text was not saved; it is kept in register \"" .. self:_keep_text(unsaved))
     end
   end
-  self.state = alive and "closing" or "closed"
   if self.augroup then
     pcall(api.nvim_del_augroup_by_id, self.augroup)
     self.augroup = nil
@@ -564,14 +356,10 @@ end
 --- Like close(), but waits for the server: used when Neovim is exiting and
 --- no later callback would run.
 function Session:close_sync()
-  if self.state == "closing" or self.state == "closed" then
+  local alive = self:_start_closing()
+  if alive == nil then
     return
   end
-  local alive = self:_running()
-  if alive then
-    self:flush()
-  end
-  self.state = alive and "closing" or "closed"
   if alive then
     self.rpc:request_sync("shutdown", nil, self.cfg.shutdown_timeout_ms)
     self.rpc:notify("exit")
@@ -599,9 +387,10 @@ function Session:idle()
     and not self.render_pending
 end
 
--- The text buffer's edit loop and the list's actions live in their own
--- modules; they are methods of the same session object.
-for _, part in ipairs({ "cloudnotes.editor", "cloudnotes.actions" }) do
+-- The list's mirroring and fetching, the text buffer's edit loop and the
+-- list's actions live in their own modules; they are methods of the same
+-- session object.
+for _, part in ipairs({ "cloudnotes.listing", "cloudnotes.editor", "cloudnotes.actions" }) do
   for name, fn in pairs(require(part)) do
     Session[name] = fn
   end

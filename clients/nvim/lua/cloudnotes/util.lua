@@ -46,6 +46,22 @@ function M.safe(fn, what)
   end
 end
 
+--- Name the buffer `buf` `name`, or `name-{buf}` when a buffer of a
+--- previous session still owns that name.
+function M.set_buf_name(buf, name)
+  if not pcall(vim.api.nvim_buf_set_name, buf, name) then
+    pcall(vim.api.nvim_buf_set_name, buf, name .. "-" .. buf)
+  end
+end
+
+--- A callback (for a key, an autocommand, a timer) that calls `obj`'s
+--- method `name`, its errors contained as with M.safe(fn, what).
+function M.method_cb(obj, name, what)
+  return M.safe(function()
+    obj[name](obj)
+  end, what)
+end
+
 --- Text of a JSON-RPC error object, for messages.
 function M.rpc_error_text(err)
   if type(err) ~= "table" then
