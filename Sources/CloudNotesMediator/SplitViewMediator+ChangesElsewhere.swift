@@ -29,8 +29,9 @@ extension SplitViewMediator {
         switch change.changesElsewhere {
         case nil:
             announceMove(of: change)
-        case .reset?:
-            try resetPanes()  // the list read anew holds this change too
+        case .reset(let total)?:
+            sink.send(ListDidReset(total: total))  // the list read anew holds this change too
+            try followSelection()
         case .moves(let moves)?:
             announce(moves)
             announceMove(of: change)
@@ -41,13 +42,27 @@ extension SplitViewMediator {
     /// Tells the panes of other processes' changes: the list memo by memo (or anew, when they were too
     /// many), then the selection and the detail pane as they now are.
     func follow(_ changes: ChangesElsewhere) throws {
-        switch changes {
-        case .moves(let moves):
-            announce(moves)
-        case .reset:
-            sink.send(ListDidReset(total: try store.count(filter: filter)))
-        }
+        announceList(changes)
         try followSelection()
+    }
+
+    /// Tells the list pane of other processes' changes: memo by memo, or anew.
+    private func announceList(_ changes: ChangesElsewhere) {
+        switch changes {
+        case .moves(let moves): announce(moves)
+        case .reset(let total): sink.send(ListDidReset(total: total))
+        }
+    }
+
+    /// Reads with `body`, then tells the client of the other processes' changes that the reads followed
+    /// (and the result already counts), reading again while there were some: what the client is told
+    /// next must describe a list it has heard of.
+    func readingHeard<T>(_ body: () throws -> T) throws -> T {
+        while true {
+            let result = try body()
+            guard let changes = try store.takeFollowedChanges(filter: filter) else { return result }
+            announceList(changes)
+        }
     }
 
     /// The memos that other processes changed: each moved, entered or left the (filtered) list.
@@ -57,7 +72,7 @@ extension SplitViewMediator {
 
     /// The list pane reloads (`list/didReset`), as after an import, and the detail pane follows its memo.
     func resetPanes() throws {
-        try follow(.reset)
+        try follow(.reset(total: try store.resetList(filter: filter)))
     }
 
     /// The detail pane follows its memo after other processes' changes:

@@ -66,9 +66,10 @@ public actor SplitViewMediator {
         guard offset >= 0 else { throw .invalidParams(param: "offset", "must be 0 or more") }
         return try translatingErrors {
             try catchUp()
-            return ListResult(
-                total: try store.count(filter: filter),
-                rows: try store.page(filter: filter, offset: offset, limit: limit).map(presenter.row))
+            return try readingHeard {
+                ListResult(total: try store.count(filter: filter),
+                           rows: try store.page(filter: filter, offset: offset, limit: limit).map(presenter.row))
+            }
         }
     }
 
@@ -78,12 +79,14 @@ public actor SplitViewMediator {
             // The filter changes only once the store has answered for it: a failing query leaves the list as it was.
             let newFilter = SearchFilter(request.query)
             try catchUp()
-            let total = try store.count(filter: newFilter)
+            let total = try store.resetList(filter: newFilter)
             filter = newFilter
             sink.send(ListDidReset(total: total))
             try announceSelection()
-            let rows = try store.page(filter: filter, offset: 0, limit: limit)
-            return SearchResult(query: request.query, total: total, rows: rows.map(presenter.row))
+            return try readingHeard {
+                SearchResult(query: request.query, total: try store.count(filter: filter),
+                             rows: try store.page(filter: filter, offset: 0, limit: limit).map(presenter.row))
+            }
         }
     }
 
@@ -111,7 +114,7 @@ public actor SplitViewMediator {
             filter = nil
             switch (clearsFilter, change.changesElsewhere) {
             case (true, _), (false, .reset?):
-                sink.send(ListDidReset(total: try store.count(filter: filter)))
+                sink.send(ListDidReset(total: try store.resetList(filter: filter)))
             case (false, let elsewhere):
                 if case .moves(let moves)? = elsewhere { announce(moves) }
                 sink.send(ListDidInsert(index: change.indexAfter ?? 0, row: presenter.row(change.memo)))
@@ -216,11 +219,11 @@ public actor SplitViewMediator {
     ///
     /// `selected`, when given, is the selected memo as just read or written, which saves reading it again.
     func announceSelection(knowing selected: StoredMemo? = nil) throws {
-        let index: Int?
-        if let selected, selected.id == selectedID {
-            index = try store.index(of: selected, filter: filter)
-        } else {
-            index = try selectedID.flatMap { try store.index(of: $0, filter: filter) }
+        let index = try readingHeard { () throws -> Int? in
+            if let selected, selected.id == selectedID {
+                return try store.index(of: selected, filter: filter)
+            }
+            return try selectedID.flatMap { try store.index(of: $0, filter: filter) }
         }
         announceSelection(index: index)
     }

@@ -5,16 +5,17 @@ import GRDB
 /// What other connections (other processes, the server's sync) changed in the list since the split view
 /// last took their changes: memo by memo, so that a front end showing a window of the list can keep it
 /// right without reading it again, or, when that is not known, the list as a whole.
-public enum ChangesElsewhere: Sendable {
+public enum ChangesElsewhere: Sendable, Equatable {
     /// The memos that moved, entered or left the list, in the order to apply them: each one's indexes
     /// are positions in the list as the moves before it left it.
     case moves([ListMove])
-    /// The list must be read again: too many memos changed, or they were not followed one by one.
-    case reset
+    /// The list must be read again, and now holds `total` memos: too many memos changed, or they were
+    /// not followed one by one.
+    case reset(total: Int)
 }
 
 /// One memo that another connection changed: where it was in the list and where it is now.
-public struct ListMove: Sendable {
+public struct ListMove: Sendable, Equatable {
     /// The memo's row as it is now (a deleted memo's as it was deleted).
     public var row: ListedMemo
     /// Its index before; nil when it was not in the list.
@@ -56,27 +57,56 @@ extension MemoStore {
     /// the ones that counted a visible change do.
     public func takeChangesElsewhere(filter: SearchFilter?) throws -> ChangesElsewhere? {
         try writer.writeWithoutTransaction { db in
-            // Looked at first, then followed: a commit between the two is followed now and looked at
-            // again next time, rather than taken without its moves.
-            guard try takeChangesElsewhere(db) else { return nil }
             try followChangesElsewhere(db)
-            return try takeMoves(filter: filter, db)
+            return try takeFollowed(filter: filter, db)
         }
+    }
+
+    /// The visible changes of other connections that the list orders followed since the split view last
+    /// took them (a read follows them), without looking for more; nil when there are none.
+    ///
+    /// The split view takes them before it tells the client anything it read, which must describe a
+    /// list the client has heard of.
+    public func takeFollowedChanges(filter: SearchFilter?) throws -> ChangesElsewhere? {
+        try writer.writeWithoutTransaction { db in try takeFollowed(filter: filter, db) }
+    }
+
+    /// Notes that the client is told the list anew, as the orders hold it now; returns its length.
+    ///
+    /// Everything followed up to then, of any connection, is in that list: no move logged before it is
+    /// announced after it.
+    public func resetList(filter: SearchFilter?) throws -> Int {
+        try writer.writeWithoutTransaction { db in
+            try followChangesElsewhere(db)
+            _ = try takeFollowed(filter: filter, db)
+            return try count(filter: filter, db)
+        }
+    }
+
+    /// The visible changes the orders followed and the split view has not taken, taken now; nil when
+    /// there are none.
+    func takeFollowed(filter: SearchFilter?, _ db: Database) throws -> ChangesElsewhere? {
+        if isReadOnly { return nil }
+        let followed = cache.state.withLock { CaughtUp(dataVersion: $0.dataVersion, visibleChanges: $0.visibleChanges) }
+        guard let count = followed.visibleChanges, count != caughtUp.withLock({ $0.visibleChanges }) else { return nil }
+        caughtUp.withLock { $0 = followed }
+        return try takeMoves(filter: filter, db)
     }
 
     /// The moves logged since they were last taken, in the list under `filter` and with their rows;
     /// the log starts again, empty.
-    func takeMoves(filter: SearchFilter?, _ db: Database) throws -> ChangesElsewhere {
+    private func takeMoves(filter: SearchFilter?, _ db: Database) throws -> ChangesElsewhere {
         let log = cache.state.withLock { state in
             defer { state.moveLog = state.all == nil ? nil : MoveLog(filter: state.filtered?.filter) }
             return state.moveLog
         }
-        guard let log else { return .reset }
+        let reset = ChangesElsewhere.reset(total: try count(filter: filter, db))
+        guard let log else { return reset }
         let positions: [MoveLog.Positions]
         if let filter {
-            guard log.filter == filter else { return .reset }
+            guard log.filter == filter else { return reset }
             let filtered = log.entries.compactMap(\.filtered)
-            guard filtered.count == log.entries.count else { return .reset }
+            guard filtered.count == log.entries.count else { return reset }
             positions = filtered
         } else {
             positions = log.entries.map(\.all)
@@ -84,7 +114,7 @@ extension MemoStore {
         let rows = try listedMemos(localIDs: log.entries.map(\.localID), db)
         var moves: [ListMove] = []
         for (entry, position) in zip(log.entries, positions) where position.from != nil || position.to != nil {
-            guard let row = rows[entry.localID] else { return .reset }
+            guard let row = rows[entry.localID] else { return reset }
             moves.append(ListMove(row: row, from: position.from, to: position.to))
         }
         return .moves(moves)

@@ -111,7 +111,7 @@ final class ImportSession: Sendable {
             store.cache.invalidate()  // rebuilt at the next read, in one pass
             // Other processes see the import; here, the split view catches up with it whole at its next
             // step (`didImport`, or an intent that comes first), never one row of it in another's indexes.
-            _ = try store.countVisibleChange(db)
+            try store.countVisibleChange(db)
             store.forgetCaughtUp()
         }
     }

@@ -188,8 +188,10 @@ extension MemoStore {
     /// up with. Taken once the change succeeded, so a refused change leaves them for the next catch-up.
     private func noting(_ change: ListChange, filter: SearchFilter?, _ db: Database) throws -> ListChange {
         var change = change
-        let elsewhere = change.changedAnything ? try countVisibleChange(db) : try takeChangesElsewhere(db)
-        if elsewhere { change.changesElsewhere = try takeMoves(filter: filter, db) }
+        // The orders followed the file at the start of the transaction (`write`), which no other commit
+        // can land in: what they followed and the split view did not hear of came before this change.
+        change.changesElsewhere = try takeFollowed(filter: filter, db)
+        if change.changedAnything { try countVisibleChange(db) }
         if change.changedAnything { noteSeen(seq: change.memo.seq) }
         return change
     }

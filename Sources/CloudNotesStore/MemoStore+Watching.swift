@@ -25,12 +25,6 @@ extension MemoStore {
         try takeChangesElsewhere(filter: nil) != nil
     }
 
-    func takeChangesElsewhere(_ db: Database) throws -> Bool {
-        guard let look = try lookElsewhere(db) else { return false }
-        caughtUp.withLock { $0 = look.now }
-        return look.changed
-    }
-
     /// Where the file stands now, and whether that holds visible changes the split view has not caught
     /// up with; nil when no other connection committed since (or the store is read-only, and read as it
     /// was opened: see `openReadOnly`).
@@ -44,17 +38,14 @@ extension MemoStore {
     }
 
     /// Counts a visible change this connection makes, inside its transaction (of `write`, which has
-    /// brought the list orders up to date with the file), and returns whether other
-    /// processes' visible changes came first (the split view must then catch up with them too).
+    /// brought the list orders up to date with the file).
     ///
     /// The split view and the list orders in memory both follow this change as it is made, so neither
     /// takes it for another process's.
-    func countVisibleChange(_ db: Database) throws -> Bool {
-        let elsewhere = try takeChangesElsewhere(db)
+    func countVisibleChange(_ db: Database) throws {
         try db.cachedStatement(sql: "UPDATE visibleChanges SET count = count + 1").execute()
         caughtUp.withLock { $0.visibleChanges = $0.visibleChanges.map { $0 + 1 } }
         cache.state.withLock { $0.visibleChanges = $0.visibleChanges.map { $0 + 1 } }
-        return elsewhere
     }
 
     /// Forgets what was caught up with, so that the next look reports changes: for when a catch-up,
@@ -66,7 +57,9 @@ extension MemoStore {
 
     /// Starts from the store as it is when opened.
     func noteCaughtUp() throws {
-        try writer.writeWithoutTransaction { db in _ = try takeChangesElsewhere(db) }
+        try writer.writeWithoutTransaction { db in
+            if let look = try lookElsewhere(db) { caughtUp.withLock { $0 = look.now } }
+        }
     }
 
     /// Moves with every commit of another connection, visible or not.

@@ -29,6 +29,25 @@ struct ChangesElsewhereTests {
         #expect(try mine.count(filter: nil) == 2)
     }
 
+    @Test("changes that a read followed are taken once, as moves, before anything read is told; a reset takes them all")
+    func changesFollowedByAReadAreTakenOnce() throws {
+        let (_, mine, theirs) = try twoProcesses()
+        _ = try mine.create(text: "mine", now: 1, filter: nil)
+        #expect(try mine.takeFollowedChanges(filter: nil) == nil)
+        let created = try theirs.create(text: "theirs", now: 2, filter: nil).memo
+        #expect(try mine.memo(at: 0, filter: nil)?.id == created.id, "a read follows the file")
+        guard case .moves(let moves)? = try mine.takeFollowedChanges(filter: nil) else {
+            Issue.record("the change the read followed was not taken as moves")
+            return
+        }
+        #expect(moves.map(\.row.id) == [created.id] && moves.first?.from == nil && moves.first?.to == 0)
+        #expect(try mine.takeFollowedChanges(filter: nil) == nil, "taken once")
+        #expect(try mine.takeChangesElsewhere(filter: nil) == nil, "nor taken again by a catch-up")
+        _ = try theirs.delete(id: created.id, now: 3, filter: nil)
+        #expect(try mine.resetList(filter: nil) == 1)
+        #expect(try mine.takeFollowedChanges(filter: nil) == nil, "the reset told them")
+    }
+
     @Test("an edit starts from the stored text, not the text this process wrote last, once another changed it")
     func editAfterAnotherProcessChangedTheText() throws {
         let (_, mine, theirs) = try twoProcesses()

@@ -97,7 +97,7 @@ extension MemoStore {
                     try db.execute(sql: "INSERT OR REPLACE INTO remoteDevice (device, applied, lastHash) VALUES (?, ?, ?)",
                                    arguments: [segment.device, segment.number, segment.hash])
                 }
-                if outcome.visibleAdoptions > adoptionsBefore { _ = try countVisibleChange(db) }
+                if outcome.visibleAdoptions > adoptionsBefore { try countVisibleChange(db) }
                 return true
             }
             // Another process applied the segment meanwhile; the parts applied here stand.
@@ -135,7 +135,7 @@ extension MemoStore {
                 for memo in waiting[start..<min(start + max(memosPerPart, 1), waiting.count)] {
                     try resolve(memo: memo, arrived: [], merging: true, rules: rules, now: now, outcome: &outcome, db)
                 }
-                if outcome.visibleAdoptions > adoptionsBefore { _ = try countVisibleChange(db) }
+                if outcome.visibleAdoptions > adoptionsBefore { try countVisibleChange(db) }
             }
         }
         return outcome
