@@ -75,10 +75,12 @@ let package = Package(
             name: "CloudNotesTransfer",
             dependencies: ["CShims", "CloudNotesBytes", "CloudNotesJSON", "CloudNotesProtocol", "CloudNotesMediator", "CloudNotesStore"]
         ),
-        // Sync through a folder or WebDAV: the remote layout, the merge rules, the sync itself.
+        // Sync through a folder or WebDAV: the remote layout, the merge rules, the sync itself, and the
+        // service the server and the shell both run it through.
         .target(
             name: "CloudNotesSync",
             dependencies: [
+                "CloudNotesProtocol",
                 "CloudNotesStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -6,6 +6,12 @@
 /// the specification in `protocol/` is checked against this list.
 public enum ProtocolRegistry {
     public static let protocolVersion = "1.1"
+    /// The server's version, as `initialize` tells it and `cloudnotes --version` prints it.
+    public static let serverVersion = "0.1.0"
+
+    /// The limits every request is held to, as `initialize` tells them.
+    public static let limits = InitializeResult.Limits(
+        maxMessageBytes: 32 << 20, maxMemoBytes: 16 << 20, maxNestingDepth: 64, maxListLimit: 1000)
 
     /// Requests a client may send.
     public static let requests: [any RequestType.Type] = [

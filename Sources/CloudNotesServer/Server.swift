@@ -17,10 +17,7 @@ public struct ServerConfiguration: Sendable {
     /// When the server syncs on its own.
     public var sync: SyncSettings = .standard
 
-    public static let standard = ServerConfiguration(
-        version: "0.1.0",
-        limits: InitializeResult.Limits(
-            maxMessageBytes: 32 << 20, maxMemoBytes: 16 << 20, maxNestingDepth: 64, maxListLimit: 1000))
+    public static let standard = ServerConfiguration(version: ProtocolRegistry.serverVersion, limits: ProtocolRegistry.limits)
 
     public init(version: String, limits: InitializeResult.Limits, allowsFiles: Bool = true) {
         self.version = version

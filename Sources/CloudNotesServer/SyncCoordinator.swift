@@ -17,6 +17,7 @@ import Synchronization
 actor SyncCoordinator {
     /// The server's own connection, for reading the sync state.
     private let store: MemoStore
+    private let service: SyncService
     private let writer: MessageWriter
     private let logger: Logger
     private let environment: [String: String]
@@ -51,6 +52,7 @@ actor SyncCoordinator {
          bulkWork: BulkWork, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.bulkWork = bulkWork
         self.store = store
+        service = SyncService(store: store, environment: environment)
         self.writer = writer
         self.interval = settings.interval
         self.settleDelay = settings.settleDelay
@@ -65,13 +67,9 @@ actor SyncCoordinator {
         if let remote = request.remote {
             guard store.path != nil else { throw .storeUnavailable("a store in memory cannot sync") }
             do {
-                normalized = try RemoteURL(remote).normalized
-            } catch {
-                throw .invalidParams(param: "remote", (error as? SyncError)?.description ?? "\(error)")
-            }
-            // Opened before it is set: a mistyped or unmounted folder must not replace a working remote.
-            do {
-                _ = try openRemote(remote, environment: environment)
+                normalized = try service.checkedRemote(remote)
+            } catch SyncError.badRemote(let problem) {
+                throw .invalidParams(param: "remote", SyncError.badRemote(problem).description)
             } catch {
                 let error = SyncEngine.syncError(error)
                 throw .syncFailed(error.description, reason: error.reason)
@@ -111,7 +109,7 @@ actor SyncCoordinator {
 
     func status() throws(ResponseError) -> SyncStatus {
         do {
-            return try SyncStatus.current(of: store, syncing: running > 0, interval: interval)
+            return try service.status(syncing: running > 0, interval: interval)
         } catch {
             throw .storeUnavailable("\(error)")
         }
@@ -243,18 +241,15 @@ actor SyncCoordinator {
     /// The engine for the store's remote, on sync's own connection. A remote that cannot even be
     /// opened (a folder gone, an unmounted share) is a failed sync too, and recorded as one.
     private func makeEngine() throws -> SyncEngine {
-        guard store.path != nil else { throw SyncError.notConfigured }  // a store in memory cannot sync
-        guard let remote = try store.syncState().remote else { throw SyncError.notConfigured }
+        guard store.path != nil, try store.syncState().remote != nil else { throw SyncError.notConfigured }
         do {
             if syncStore == nil {
                 syncStore = try MemoStore(besides: store)
             }
             guard let syncStore else { throw SyncError.notConfigured }
-            return SyncEngine(store: syncStore, remote: try openRemote(remote, environment: environment), logger: logger)
+            return try service.engine(for: syncStore, logger: logger)
         } catch {
-            let error = SyncEngine.syncError(error)
-            try? store.recordSyncEnd(at: SyncEngine.currentTime(), error: error.description)
-            logger.warning("sync failed", metadata: ["error": "\(error)"])
+            logger.warning("sync failed", metadata: ["error": "\(SyncEngine.syncError(error))"])
             throw error
         }
     }
@@ -293,20 +288,3 @@ public struct SyncSettings: Sendable {
     }
 }
 
-// MARK: - Status
-
-extension SyncStatus {
-    /// Where sync stands for `store`, as `sync/status` and `cloudnotes sync --status` tell it.
-    public static func current(of store: MemoStore, syncing: Bool, interval: Duration) throws -> SyncStatus {
-        let state = try store.syncState()
-        return SyncStatus(
-            state: state.remote == nil ? .off : syncing ? .syncing : state.lastError != nil ? .failed : .idle,
-            remote: state.remote, device: state.device, lastSync: state.lastSyncAt.map(Timestamp.init(milliseconds:)),
-            lastError: state.lastError, pendingChanges: try store.unpublishedMemoCount(),
-            conflicts: try store.openConflicts().compactMap { conflict in
-                guard let memo = MemoID(conflict.memo), let copy = MemoID(conflict.copy) else { return nil }
-                return Conflict(memo: memo, copy: copy)
-            },
-            intervalSeconds: Int(interval.components.seconds))
-    }
-}

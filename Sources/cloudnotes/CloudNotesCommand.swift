@@ -15,7 +15,7 @@ struct CloudNotesCommand: AsyncParsableCommand {
         commandName: "cloudnotes",
         abstract: "A synchronized memo pad for editors: a JSON-RPC 2.0 server on stdin and stdout, and a command line.",
         discussion: "With no subcommand, serves the protocol (`cloudnotes serve`). Shell completion: `cloudnotes --generate-completion-script bash|zsh|fish`.",
-        version: ServerConfiguration.standard.version,
+        version: ProtocolRegistry.serverVersion,
         subcommands: [
             Serve.self, List.self, Show.self, New.self, Edit.self, Remove.self, Share.self, Import.self, Export.self,
             Sync.self, ProtocolSchema.self,

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CloudNotesProtocol
-import CloudNotesServer
 import Foundation
 
 // MARK: - list
@@ -29,7 +28,7 @@ struct List: ShellCommand {
         let mediator = session.mediator
         if let search { _ = try await mediator.search(SearchRequest(query: search)) }
         let wanted = limit ?? .max
-        let pageSize = ServerConfiguration.standard.limits.maxListLimit
+        let pageSize = ProtocolRegistry.limits.maxListLimit
         var rows: [MemoRow] = []
         while rows.count < wanted {
             let page = try await mediator.list(ListRequest(offset: rows.count, limit: min(pageSize, wanted - rows.count)))

@@ -1,7 +1,6 @@
 import ArgumentParser
 import CloudNotesMediator
 import CloudNotesProtocol
-import CloudNotesServer
 import CloudNotesStore
 import Foundation
 
@@ -76,7 +75,7 @@ struct ShellSession {
         mediator = SplitViewMediator(
             store: store, sink: NoPanes(),
             presenter: MemoPresenter(locale: terminal.locale, timeZone: terminal.timeZone),
-            limits: ServerConfiguration.standard.limits)
+            limits: ProtocolRegistry.limits)
     }
 
     /// The memo whose id starts with `prefix`, selected as a front end would to show it.

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CloudNotesProtocol
-import CloudNotesServer
 import CloudNotesStore
 import CloudNotesSync
 import Foundation
@@ -33,28 +32,19 @@ struct Sync: ShellCommand {
     var json = false
 
     func run(in session: ShellSession) async throws {
+        let service = SyncService(store: session.store)
         if let remote {
-            // Checked before it is set: a mistyped or unmounted folder must not replace a working remote.
-            let url = try RemoteURL(remote).normalized
-            _ = try openRemote(url)
-            try session.store.setRemote(url, republish: republish)
+            try session.store.setRemote(try service.checkedRemote(remote), republish: republish)
         } else if republish {
             try session.store.setRemote(try session.store.syncState().remote, republish: true)
         }
         if status {
-            return try show(try SyncStatus.current(of: session.store, syncing: false, interval: .zero), in: session)
+            return try show(try service.status(), in: session)
         }
         guard let url = try session.store.syncState().remote else { throw SyncError.notConfigured }
         // The shell speaks in one sentence on success or failure, never in log lines.
         let quiet = Logger(label: "cloudnotes.sync", factory: { _ in SwiftLogNoOpLogHandler() })
-        let remote: any Remote
-        do {
-            remote = try openRemote(url)
-        } catch {
-            try? session.store.recordSyncEnd(at: SyncEngine.currentTime(), error: "\(error)")
-            throw error
-        }
-        let engine = SyncEngine(store: session.store, remote: remote, logger: quiet)
+        let engine = try service.engine(for: session.store, logger: quiet)
         let bar = ProgressBar(label: "Syncing", terminal: session.terminal)
         let task = Task {
             try await engine.sync { step in bar.update(done: step.percentage ?? 0, total: 100, detail: step.message) }
@@ -67,7 +57,7 @@ struct Sync: ShellCommand {
         defer { watcher.cancel() }
         let report = try await task.value
         bar.finish()
-        let status = try SyncStatus.current(of: session.store, syncing: false, interval: .zero)
+        let status = try service.status()
         if json {
             return try session.terminal.printJSON(SyncResult(
                 changedMemos: report.changedMemos, conflicts: report.conflicts, published: report.publishedRevisions,
