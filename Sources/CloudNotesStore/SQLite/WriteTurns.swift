@@ -4,13 +4,17 @@ import Foundation
 
 /// Hands the store file's write lock to the connections of this process in the order they asked for it.
 ///
-/// SQLite makes a connection that finds the write lock taken poll for it, sleeping up to 100 ms between
-/// looks. The server's sync writes through a second connection in transactions that follow each other
-/// closely, so a keystroke's transaction got the lock only when one of its looks fell between two of
-/// them: during a first sync of 100,000 memos, keystrokes waited up to 1.6 s, and the SQLite statement
-/// that waited was always `BEGIN IMMEDIATE`, never a long transaction. Connections that share turns
-/// take a ticket before they begin a write transaction and wait for their number, so none waits longer
-/// than the transactions asked for before it. Other processes (the shell) still meet SQLite's polling.
+/// SQLite makes a connection that finds the write lock taken poll for it, sleeping between looks. The
+/// server's sync writes through a second connection in transactions that follow each other closely, so
+/// a keystroke's transaction got the lock only when one of its looks fell between two of them, and
+/// waited long during a first sync. Connections that share turns take a ticket before they begin a
+/// write transaction and wait for their number, so none waits longer than the transactions asked for
+/// before it. Other processes (the shell) still meet SQLite's polling.
+///
+/// Why not one writer connection for both, as GRDB's `DatabasePool` would give: the split view learns
+/// of sync's changes as of another process's, through SQLite's `data_version`, which moves only with
+/// other connections' commits. On one connection, sync's changes would need an announcement path of
+/// their own; the turns cost a ticket per transaction and keep one path.
 ///
 /// `@unchecked Sendable`: its state is only read and written under the condition's lock.
 final class WriteTurns: @unchecked Sendable {
