@@ -2,8 +2,8 @@
 // give them to the file in one write when it commits.
 //
 // Why: SQLite writes each frame of the log with two `pwrite`s, its 24-byte header and then its page,
-// so a keystroke in a 100 KB memo made over 60 system calls, each also touching the page-cache pages
-// that the misaligned frames straddle. One write of the same bytes takes about a quarter of the time.
+// so a keystroke in a long memo made dozens of system calls, each also touching the page-cache pages
+// that the misaligned frames straddle. One write of the same bytes takes a fraction of the time.
 //
 // When the bytes reach the file follows SQLite's own rules for the log
 // (https://www.sqlite.org/fileformat2.html#walformat, https://www.sqlite.org/walformat.html):
@@ -36,7 +36,7 @@ enum {
     // The most SQLite's own file writes in one call: its Unix VFS keeps the low 17 bits of a write's
     // length (it never writes more than a 64 KB page and its header), so this is 128 KB less a page.
     LARGEST_WRITE = 0x1ffff & ~4095,
-    // What a log keeps between transactions: a keystroke in a 100 KB memo gathers about 140 KB.
+    // What a log keeps between transactions: enough for a keystroke in a long memo.
     SMALL_CAPACITY = 256 * 1024,
     // The log's write lock, the first of the shared-memory locks (WAL_WRITE_LOCK in SQLite's wal.c).
     LOG_WRITE_LOCK = 0,

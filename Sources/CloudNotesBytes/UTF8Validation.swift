@@ -5,13 +5,13 @@ import CBytes
 /// Whether bytes are well-formed UTF-8, as Unicode defines it (table 3-7 of the standard): no overlong
 /// forms, no surrogates, nothing above U+10FFFF, no sequence cut short.
 ///
-/// Every request line is checked before it is parsed. The standard library's check (`String(validating:)`)
-/// takes about a microsecond a kilobyte on this machine for a memo of Korean and English, a tenth of what
-/// typing into a 100 KB memo costs. Where the processor has SSSE3, the check is `cbytes_utf8_check` (C,
-/// sixteen bytes a step: Keiser and Lemire's algorithm), two instructions a byte of this memo against five;
-/// elsewhere it is a deterministic automaton whose transitions are packed into one word per byte value
-/// (a "shift-based DFA"): a step is a table load and a shift, with no branch to mispredict where Korean
-/// and spaces alternate, and runs of eight ASCII bytes are skipped a word at a time.
+/// Every request line is checked before it is parsed, and the standard library's check
+/// (`String(validating:)`) was a large part of a keystroke in a long memo of Korean and English. Where
+/// the processor has SSSE3, the check is `cbytes_utf8_check` (C, sixteen bytes a step: Keiser and
+/// Lemire's algorithm); elsewhere it is a deterministic automaton whose transitions are packed into one
+/// word per byte value (a "shift-based DFA"): a step is a table load and a shift, with no branch to
+/// mispredict where Korean and spaces alternate, and runs of eight ASCII bytes are skipped a word at a
+/// time.
 package enum UTF8Validation {
     /// Whether `bytes` are well-formed UTF-8.
     package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {

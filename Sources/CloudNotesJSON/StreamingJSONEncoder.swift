@@ -206,8 +206,8 @@ package final class JSONOutput {
         guard let output = room.baseAddress, let input = text.baseAddress else { return start }
         var read = start
         while read < text.count {
-            // C's search itself, not `JSONStringBytes`: inlined here, as a call across modules is not (a
-            // 100 KB `memo/update` took 4% more instructions outside SQLite through the call).
+            // C's search itself, not `JSONStringBytes`: inlined here, as a call across modules is not,
+            // and a long text pays that call at every run.
             let special = cbytes_first_special(input, text.count, read)
             let run = min(special - read, room.count - written)
             (output + written).update(from: input + read, count: run)
@@ -236,8 +236,8 @@ package final class JSONOutput {
         return read
     }
 
-    /// Makes room for `count` more bytes, at least doubling the room, so that a 100 KB text is not
-    /// copied into a buffer twice its size, run by run, about twenty times over.
+    /// Makes room for `count` more bytes, at least doubling the room, so that a long text is not
+    /// copied into a new buffer again and again as its runs are appended.
     private func reserve(_ count: Int) {
         let needed = bytes.count + count
         if bytes.capacity < needed { bytes.reserveCapacity(max(needed, bytes.capacity * 2)) }

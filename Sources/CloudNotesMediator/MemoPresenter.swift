@@ -39,8 +39,8 @@ public struct MemoPresenter: Sendable {
 
     /// Formats a date on a thread of its own, so that the first memo shown does not wait for it.
     ///
-    /// The first date formatted in a process loads ICU's locale, calendar and time-zone data: about 3 ms
-    /// here, most of it whatever the locale (a client's Korean dates then cost 1.6 ms instead of 2.8).
+    /// The first date formatted in a process loads ICU's locale, calendar and time-zone data, most of it
+    /// whatever the locale (so a client's Korean dates then load faster too).
     /// A server that calls this before opening its store has that work done by its first `didShow`.
     public static func loadFormattingDataInBackground() {
         Thread.detachNewThread { _ = MemoPresenter().displayDate(0) }

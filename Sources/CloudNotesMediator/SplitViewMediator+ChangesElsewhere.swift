@@ -78,8 +78,8 @@ extension SplitViewMediator {
     /// The detail pane follows its memo after other processes' changes:
     /// - edited elsewhere: `detail/didShow` with the new text and version, so the client's next update
     ///   with the old `baseVersion` is refused instead of overwriting;
-    /// - deleted elsewhere: the selection moves as after a delete (rule 4);
-    /// - nothing selected and memos appeared: the newest is shown, as at start (rule 1).
+    /// - deleted elsewhere: the selection moves as after a delete (rule S4);
+    /// - nothing selected and memos appeared: the newest is shown, as at start (rule S1).
     func followSelection() throws {
         guard let selectedID else {
             if let newest = try store.memo(at: 0, filter: nil) { show(newest) } else { try announceSelection() }

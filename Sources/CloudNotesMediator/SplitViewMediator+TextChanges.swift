@@ -4,7 +4,7 @@ import CloudNotesStore
 // MARK: - Requests that change a memo's text
 
 /// A request that changes the text of a memo: `memo/update` (the whole text) and `memo/edit` (changes
-/// to it). Rule 3 treats both alike.
+/// to it). Rule S3 treats both alike.
 public protocol TextChangeRequest: RequestType {
     var id: MemoID { get }
     /// The version the client's change was made against, if it says.

@@ -20,7 +20,7 @@ public actor SplitViewMediator {
     var filter: SearchFilter?
     /// The memo the detail pane shows.
     var selectedID: String?
-    /// Whether the selected memo's text was blank when last seen: only then can rule 5 discard it.
+    /// Whether the selected memo's text was blank when last seen: only then can rule S5 discard it.
     var selectionMayBeBlank = false
     /// The version of the selected memo the client has: what the detail pane showed, or its own update.
     var selectedVersion: Int64?
@@ -46,7 +46,7 @@ public actor SplitViewMediator {
 
     // MARK: - Start
 
-    /// Rule 1: select and show the newest memo, or clear the detail when there is none.
+    /// Rule S1: select and show the newest memo, or clear the detail when there is none.
     public func start() throws(ResponseError) {
         try translatingErrors {
             try store.takeChangesElsewhere()  // what is shown now includes them
@@ -101,7 +101,7 @@ public actor SplitViewMediator {
 
     // MARK: - Editing
 
-    /// Rule 2: the new memo enters at index 0, selected and shown; an active filter is cleared.
+    /// Rule S2: the new memo enters at index 0, selected and shown; an active filter is cleared.
     public func create(_ request: CreateRequest) throws(ResponseError) -> MemoResult {
         let text = request.text ?? ""
         try checkSize(text)
@@ -123,7 +123,7 @@ public actor SplitViewMediator {
         }
     }
 
-    /// Shows a memo; rule 5 discards a blank memo that loses the selection.
+    /// Shows a memo; rule S5 discards a blank memo that loses the selection.
     public func select(_ request: SelectRequest) throws(ResponseError) -> MemoResult {
         try translatingErrors {
             try catchUp()
@@ -135,7 +135,7 @@ public actor SplitViewMediator {
         }
     }
 
-    /// Rule 4: a deleted selection moves to the memo now at the same index, or the one above.
+    /// Rule S4: a deleted selection moves to the memo now at the same index, or the one above.
     public func delete(_ request: DeleteRequest) throws(ResponseError) -> DeleteResult {
         try translatingErrors {
             try catchUp()
@@ -176,7 +176,7 @@ public actor SplitViewMediator {
         return memo
     }
 
-    /// Rule 4: after the selected memo left the list, selects the memo now at `index`, or the one above,
+    /// Rule S4: after the selected memo left the list, selects the memo now at `index`, or the one above,
     /// or clears the detail when the list is empty.
     func selectNear(index: Int) throws {
         selectedID = nil
@@ -236,7 +236,7 @@ public actor SplitViewMediator {
         sink.send(SelectionDidChange(id: now.id.flatMap(MemoID.init), index: now.index))
     }
 
-    /// Rule 5: a selected memo left blank is discarded when the selection moves away from it.
+    /// Rule S5: a selected memo left blank is discarded when the selection moves away from it.
     func discardBlankSelection() throws {
         // A read-only store keeps its blank memos: refusing the discard must not pin the selection.
         guard selectionMayBeBlank, !store.isReadOnly, let selectedID,

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// The store has one write lock. The indexer takes it for a chunk at a time whenever the client is
 /// quiet, and a client waiting for a sync is quiet: the two took turns at the lock, and on two CPUs a
-/// first sync of 100,000 memos took 59.5 s instead of 24.9 s. Searches are right without the
+/// first sync took more than twice as long. Searches are right without the
 /// index (they read the texts it lacks), so the indexer waits until the bulk work is done.
 final class BulkWork: Sendable {
     private let underWay = Atomic(0)

@@ -210,7 +210,7 @@ actor Dispatcher {
                 logger.error("could not show the first memo: \(error.message)")
             }
             // The first memo goes out now, not with the batch's end: the sync's start (a hop to its actor
-            // and a read) held it 0.6-2 ms of a start-up.
+            // and a read) held it back at every start-up.
             writer.finishBatch()
             await sync.start()
         default:

@@ -31,35 +31,37 @@ public struct ServerConfiguration: Sendable {
 /// A CloudNotes server on a pair of file descriptors: JSON-RPC 2.0, in JSON lines or with LSP's
 /// `Content-Length` headers, whichever the client's first message used.
 ///
-/// Concurrency rules (which messages may overtake which):
-/// 1. `$/cancelRequest` overtakes everything: the reader thread applies it the moment it arrives
+/// Concurrency rules (which messages may overtake which): C1–C6 are the spec's (`protocol/README.md`
+/// §4); C7 and C8 are the server's own, beyond the spec.
+/// C1. `$/cancelRequest` overtakes everything: the reader thread applies it the moment it arrives
 ///    (at most `maxQueuedMessages` messages wait to be handled; behind a longer backlog the reader pauses,
 ///    and a cancellation is seen once the backlog shrinks).
-/// 2. Every other message is taken in arrival order by one dispatcher. A request that touches the split
+/// C2. Every other message is taken in arrival order by one dispatcher. A request that touches the split
 ///    view (`memo/list`, `search`, `create`, `select`, `update`, `delete`, `share`) runs to its reply
 ///    before the next message is looked at, so its notifications and reply describe the state after it
 ///    and before anything later.
 ///    Text changes of the selected memo (`memo/update`, `memo/edit`) already queued behind each other
 ///    are taken as one burst (`TextChangeBurst`): committed in runs, one transaction each, then
 ///    announced and answered one by one, in order, as each would have been alone.
-/// 3. `memo/import` and `memo/export` start in order but do their long part in the background; later
+/// C3. `memo/import` and `memo/export` start in order but do their long part in the background; later
 ///    requests overtake them. An import's effect on the list reaches the split view as one step taken
 ///    between two requests (`list/didReset`), never in the middle of one.
-/// 4. `shutdown` waits for background requests; at end of input, the server finishes them, then exits.
-/// 5. A change another process committed to the store (a second editor, the shell) is noticed within
-///    `ExternalChangeWatcher.interval` and reaches the split view like an import's: one step taken
-///    between two requests (`list/didReset`, then the selection and the detail as they now are).
-/// 6. Sync (`sync/now`, and the server's own syncs: at start, after edits settle, periodically) runs
+/// C4. `shutdown` waits for background requests; at end of input, the server finishes them, then exits.
+/// C5. A change another process committed to the store (a second editor, the shell) is noticed within
+///    `ExternalChangeWatcher.interval` and reaches the split view in one step taken between two
+///    requests: the list memo by memo (one `list/didReset` past a hundred), then the selection and the
+///    detail as they now are.
+/// C6. Sync (`sync/now`, and the server's own syncs: at start, after edits settle, periodically) runs
 ///    in the background through its own connection to the store; what it changes reaches the split
-///    view as rule 5 says, and `sync/didChange` may arrive between any two messages. Its transactions
+///    view as rule C5 says, and `sync/didChange` may arrive between any two messages. Its transactions
 ///    take turns with the requests' at the write lock in the order they ask for it (`WriteTurns`): a
 ///    request waits for the sync's transaction under way, and one that applies a pulled segment commits
 ///    after its part under way (about 100 revisions) when a request waits.
-/// 7. The background indexer (imported and long memos into the full-text index) works only while the
+/// C7. The background indexer (imported and long memos into the full-text index) works only while the
 ///    client has been quiet for a moment and no sync or import runs (`BulkWork`), one short
 ///    transaction at a time, and a message that arrives during one stops it (`IndexingInterruption`;
 ///    the chunk rolls back): any request overtakes it.
-/// 8. Checkpoints of the write-ahead log run on a connection and a queue of their own
+/// C8. Checkpoints of the write-ahead log run on a connection and a queue of their own
 ///    (`LogCheckpointer`), beside requests: a commit waits for one only when the log has grown past
 ///    10,000 pages without a pause.
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an

@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Syncs run beside the requests, never in front of them: sync writes through its own connection to
 /// the store, in short transactions, and the split view learns of what it changed as of any other
-/// process's change (concurrency rule 5), between two requests.
+/// process's change (rule C5), between two requests.
 actor SyncCoordinator {
     /// The server's own connection, for reading the sync state.
     private let store: MemoStore

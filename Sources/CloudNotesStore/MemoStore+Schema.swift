@@ -181,9 +181,9 @@ extension MemoStore {
             // Which revisions this device publishes, and in which segment, moves out of `revision` into a
             // table of its own. Recording a segment set `revision.segment` from NULL to a number, which
             // makes the record longer, and SQLite then wrote each record again whole, its text included:
-            // publishing a first sync of 100,000 memos wrote their 161 MB of text twice more (459 MB,
-            // 7.8 s). A row of `outgoingRevision` is two integers. `revision.segment` is no longer read or
-            // written: dropping it would rewrite every revision now, the cost this migration removes.
+            // publishing a first sync wrote every memo's text twice more. A row of `outgoingRevision` is
+            // two integers. `revision.segment` is no longer read or written: dropping it would rewrite
+            // every revision now, the cost this migration removes.
             try db.execute(sql: """
                 CREATE TABLE outgoingRevision (revision INTEGER PRIMARY KEY, segment INTEGER);
                 INSERT INTO outgoingRevision (revision, segment)

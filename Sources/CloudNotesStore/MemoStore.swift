@@ -119,7 +119,7 @@ public final class MemoStore: Sendable {
         try checkIdentity(ofFileAt: path)
         let pool = try DatabasePool(path: path, configuration: configuration)
         // On the writer connection, as the rest of opening a store: a pool's `read` would open a reader
-        // connection first, 1.7 ms of a server's start-up, and nothing else at start-up needs one.
+        // connection first, which slows a server's start-up, and nothing else at start-up needs one.
         try pool.writeWithoutTransaction { db in try checkSchemaVersion(db, path: path) }
         try migrator.migrate(pool)
         return pool
@@ -195,16 +195,15 @@ public final class MemoStore: Sendable {
         // change them a chunk at a time (as `ImportSession.finish` does).
         try db.execute(sql: "PRAGMA temp_store = MEMORY")
         // Debian builds SQLite with secure_delete on: every page a change frees is overwritten with zeros
-        // and logged, so a keystroke in a 100 KB memo logged its 25 pages of new text and 25 pages of
-        // zeros over the old (115 -> 66 `pwrite`s a keystroke). FAST still zeroes what is deleted
+        // and logged, so a keystroke in a long memo logged as many pages of zeros over the old text as
+        // of new text. FAST still zeroes what is deleted
         // inside the pages a change writes anyway. The old text's pages are no secret kept: the next
         // keystroke takes them back, the log holds older page images until it restarts, and a deleted
         // memo's row and sync's revisions keep their texts anyway.
         try db.execute(sql: "PRAGMA secure_delete = FAST")
-        // The index pages a common term's lookup reads (about 1.8 MB for 'meeting' at 100,000 memos)
-        // nearly filled SQLite's default 2 MB cache, and a page of results evicted some of them before
-        // the next search: a new search for the term took 10.6 ms where 4 MB made it 9.9 ms. An import's
-        // own connection keeps the default (`openImportConnection`): it reads each page once.
+        // The index pages a common term's lookup reads nearly filled SQLite's default 2 MB cache, and a
+        // page of results evicted some of them before the next search, which read them again. An
+        // import's own connection keeps the default (`openImportConnection`): it reads each page once.
         try db.execute(sql: "PRAGMA cache_size = \(-pageCacheKiB)")
         db.add(function: SearchFilter.caseInsensitiveContains)
         db.add(function: IndexFolding.secondLook)
@@ -375,7 +374,7 @@ public final class MemoStore: Sendable {
         // Cached statements: GRDB compiles a new statement with an authorizer, which costs more than the query.
         let statement = try db.cachedStatement(sql: "SELECT \(StoredMemo.steppedColumns) FROM memo WHERE id = ? AND \(visible)")
         // Each column is read from SQLite when asked, so the text is not read at all when `recent` has
-        // it (100 KB per keystroke in a long memo).
+        // it (the whole text, at every keystroke in a long memo).
         return try statement.withFirstRow(arguments: [id]) { StoredMemo(row: $0, reusing: recent) }
     }
 
@@ -385,7 +384,7 @@ public final class MemoStore: Sendable {
 }
 
 /// Counts the SQLite connections a store opens. A server's start-up opens the writer alone: a reader
-/// connection costs a start-up about 1.7 ms (see `openPool`).
+/// connection would slow it (see `openPool`).
 final class ConnectionCount: Sendable {
     let opened = Atomic<Int>(0)
 }

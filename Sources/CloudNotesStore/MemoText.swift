@@ -159,8 +159,8 @@ extension String {
 
 extension Substring {
     /// Where the first line ends: the index of the first byte \n, found with `memchr`. The generic
-    /// `utf8.firstIndex(of:)` stepped through the UTF-8 view's indices a byte at a time, about 2.5 ns a
-    /// byte, at every keystroke over the whole first line (a memo written as one long paragraph).
+    /// `utf8.firstIndex(of:)` stepped through the UTF-8 view's indices a byte at a time, at every
+    /// keystroke over the whole first line (a memo written as one long paragraph).
     var firstLineEnd: Index? {
         var bytes = self
         let offset = bytes.withUTF8 { buffer -> Int? in

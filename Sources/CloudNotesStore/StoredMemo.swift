@@ -163,7 +163,7 @@ extension String {
     }
 
     /// Whether the string holds a NUL character: one `memchr` over its UTF-8 (a check under a search
-    /// filter reads a 100 KB memo's text at each keystroke).
+    /// filter reads a long memo's whole text at each keystroke).
     var holdsNUL: Bool {
         var text = self
         return text.withUTF8 { bytes in bytes.count > 0 && memchr(bytes.baseAddress!, 0, bytes.count) != nil }

@@ -37,7 +37,7 @@ final class ExportFolder {
     }
 
     /// Syncs the new files written into the folder, their data and their names, with one call where
-    /// `syncsFilesData` (syncing each of 100,000 files took a journal commit each, 0.6 ms a file);
+    /// `syncsFilesData` (syncing each file took a journal commit of its own);
     /// elsewhere each file was synced as it was closed, and this syncs the names.
     func syncFiles() throws(ResponseError) {
         #if os(Linux)

@@ -101,7 +101,7 @@ final class ImportFileReader {
     /// Appends the next chunk of the file to `buffer`; returns how many bytes came (0 at the end).
     ///
     /// Read with `read(2)` straight into the buffer: Foundation's `FileHandle.read(upToCount:)` read a
-    /// large file in many calls of 4 KB, and copied each chunk once more from its `Data`.
+    /// large file in many small calls, and copied each chunk once more from its `Data`.
     private static func read(_ descriptor: Int32, appendingTo buffer: inout [UInt8], chunkSize: Int) throws -> Int {
         let kept = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: chunkSize))

@@ -43,7 +43,7 @@ public struct MemoExporter: Sendable {
     }
 
     /// Writes the JSON file entry by entry as the memos are read, so that memory holds one batch of
-    /// memos, not the store: built whole, the file of 100,000 memos (161 MB of text) took 1.1 GB.
+    /// memos, not the store: built whole, the file took many times the memory of its text.
     private func exportJSON(
         to url: URL, overwrite: Bool, total: Int, isCancelled: @Sendable () -> Bool, progress: (Int, Int) -> Void
     ) throws -> Int {

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// An import alternates between reading memos (decoding the file's JSON, deriving titles) and writing
 /// them to the store; read ahead, the two overlap on two CPUs. How long each takes varies from chunk to
-/// chunk (a chunk of a few hundred short memos costs the reader more than the writer, one of two 100 KB
+/// chunk (a chunk of a few hundred short memos costs the reader more than the writer, one of two long
 /// memos the other way round): one element ahead, each side waited for the other on every chunk where
 /// it was the quicker, and in `perf record` of an import of 100,000 memos the writing thread was busy
 /// 55–75% of the time its chunks took; four ahead, 85–100%. The quicker side builds a lead that the

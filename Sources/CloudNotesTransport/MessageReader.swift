@@ -49,7 +49,7 @@ public final class MessageReader: Sendable {
             for frame in frames { onFrame(frame) }
             frames.removeAll(keepingCapacity: true)
         }
-        // A 100 KB memo's message in one read (the pipe holds 256 KB: see `PipeCapacity`), rather than in
+        // A long memo's message in one read (the pipe holds 256 KB: see `PipeCapacity`), rather than in
         // pieces that the splitter copies and grows around.
         var chunk = [UInt8](repeating: 0, count: Self.readSize)
         while true {

@@ -7,17 +7,16 @@ import Glibc
 /// Enlarges the kernel's buffer of a pipe the server reads or writes, so that a long message crosses
 /// it in one go.
 ///
-/// Linux gives a pipe 64 KB. A keystroke in a 100 KB memo is a 100 KB request and a reply of over
-/// 200 KB (the text, and its body beside it); through 64 KB the writer stops until the reader has
-/// drained the pipe, several times a message, and each turn wakes both processes. With 256 KB each
-/// message of such a memo passes in one write: measured with `bench/compare.py` (the binaries taking
-/// turns), a 100 KB `memo/update` took 0.82x the time with pipes of a megabyte, and 256 KB did as well
-/// (0.87x against the megabyte's 0.85x, the three binaries taking turns).
+/// Linux gives a pipe 64 KB. A keystroke in a long memo is a long request and a reply of twice its
+/// length (the text, and its body beside it); through the default the writer stops until the reader
+/// has drained the pipe, several times a message, and each turn wakes both processes. At
+/// `preferredBytes` each message of such a memo passes in one write, which made typing in it quicker,
+/// and a megabyte did no better (`bench/FINDINGS.md`).
 ///
 /// Not more: a pipe's pages count against its user's `/proc/sys/fs/pipe-user-pages-soft` (64 MB by
-/// default), past which Linux gives every new pipe of that user two pages. At 256 KB a pipe, a user
-/// reaches it with about 120 servers at once; at a megabyte, the most an unprivileged process may ask
-/// for, with 30.
+/// default), past which Linux gives every new pipe of that user two pages. At `preferredBytes` a
+/// user reaches it with about 120 servers at once; at a megabyte, the most an unprivileged process may
+/// ask for, with 30.
 public enum PipeCapacity {
     /// The capacity asked for.
     public static let preferredBytes = 1 << 18

@@ -15,14 +15,13 @@ enum ProcessMemory {
         // By default glibc gives every thread that meets a busy arena an arena of its own (up to eight per
         // core) and keeps what each one freed. The server's threads take turns (the reader, the request
         // worker, the background indexer, Swift's concurrency pool), so after a large import every arena
-        // held the remains of a big burst, and the peak memory grew by about 6 MB for no speed gained:
-        // measured with `bench/run` (peak RSS).
+        // held the remains of a big burst, and the peak memory grew for no speed gained.
         set(.arenaMax, to: 2, unlessSet: "MALLOC_ARENA_MAX")
         // By default a block of 128 KB or more is mapped for itself and unmapped when freed, and the
         // threshold then rises to the largest freed block, while more than twice that, free at the top
-        // of an arena, is given back to the system. Typing into a 100 KB memo allocates and frees a few
-        // such blocks a keystroke (the line, the text, the reply), so each keystroke met about 95 fresh
-        // pages, each a page fault: a fifth of its time (`perf stat -e page-faults`, `bench/compare.py`).
+        // of an arena, is given back to the system. Typing into a long memo allocates and frees a few
+        // such blocks a keystroke (the line, the text, the reply), so each keystroke met fresh pages,
+        // each a page fault, a good part of its time.
         // Up to a megabyte a block now comes from the arenas, and up to two megabytes of free memory
         // stay there for the next request.
         set(.mmapThreshold, to: 1 << 20, unlessSet: "MALLOC_MMAP_THRESHOLD_")

@@ -29,7 +29,7 @@ private struct ListCopy {
     }
 }
 
-/// Another process's changes reach the split view memo by memo (protocol rule 5), so that a front end
+/// Another process's changes reach the split view memo by memo (rule C5), so that a front end
 /// showing a window of the list keeps it right without reading the list again.
 @Suite("Changes made by other processes, memo by memo")
 struct ChangesElsewhereMovesTests {

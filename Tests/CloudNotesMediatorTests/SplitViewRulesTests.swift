@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Split-view rules")
 struct SplitViewRulesTests {
-    @Test("rule 1: start selects and shows the newest memo, or clears the detail")
+    @Test("rule S1: start selects and shows the newest memo, or clears the detail")
     func start() async throws {
         let empty = try Fixture()
         try await empty.mediator.start()
@@ -20,7 +20,7 @@ struct SplitViewRulesTests {
         #expect(sent[1].params["editable"] == true)
     }
 
-    @Test("rule 2: create inserts at 0 and shows it; under a filter it resets the list instead")
+    @Test("rule S2: create inserts at 0 and shows it; under a filter it resets the list instead")
     func create() async throws {
         let fixture = try Fixture()
         try await fixture.create("first")
@@ -40,7 +40,7 @@ struct SplitViewRulesTests {
         #expect(try await fixture.titles() == ["third", "second", "first"])
     }
 
-    @Test("rule 3: update keeps the memo, moves it to 0 in one list/didUpdate, and refuses a stale baseVersion")
+    @Test("rule S3: update keeps the memo, moves it to 0 in one list/didUpdate, and refuses a stale baseVersion")
     func update() async throws {
         let fixture = try Fixture()
         let bottom = try await fixture.create("bottom")
@@ -64,7 +64,7 @@ struct SplitViewRulesTests {
         #expect(fixture.sink.take().isEmpty)
     }
 
-    @Test("rule 4: deleting the selection selects the memo at the same index, or the one above, or clears")
+    @Test("rule S4: deleting the selection selects the memo at the same index, or the one above, or clears")
     func delete() async throws {
         let fixture = try Fixture()
         let c = try await fixture.create("c")
@@ -85,7 +85,7 @@ struct SplitViewRulesTests {
         #expect(sent[1].params == ["id": nil, "index": nil])
     }
 
-    @Test("rule 4: deleting another memo leaves the selection, announcing its new index")
+    @Test("rule S4: deleting another memo leaves the selection, announcing its new index")
     func deleteOther() async throws {
         let fixture = try Fixture()
         let older = try await fixture.create("older")
@@ -99,7 +99,7 @@ struct SplitViewRulesTests {
         #expect(sent[1].params == ["id": .string(older.id.description), "index": 0])
     }
 
-    @Test("rule 5: a blank memo is discarded when the selection moves or another memo is created")
+    @Test("rule S5: a blank memo is discarded when the selection moves or another memo is created")
     func blankDiscarded() async throws {
         let fixture = try Fixture()
         let kept = try await fixture.create("kept")
@@ -118,7 +118,7 @@ struct SplitViewRulesTests {
         #expect(try await fixture.titles() == ["next", "kept"])
     }
 
-    @Test("rule 6: under a filter, memos enter and leave the list as they start and stop matching")
+    @Test("rule S6: under a filter, memos enter and leave the list as they start and stop matching")
     func filterFollowsChanges() async throws {
         let fixture = try Fixture()
         let apple = try await fixture.create("apple pie")

@@ -4,8 +4,9 @@ import Testing
 
 @testable import CloudNotesSync
 
-/// Rule 4: a failure at any request of a sync, before or after the remote did what was asked,
-/// leaves both sides consistent, and the next sync completes the work: nothing lost, nothing twice.
+/// Rule 4 of sync (issue 5): a failure at any request of a sync, before or after the remote did what
+/// was asked, leaves both sides consistent, and the next sync completes the work: nothing lost, nothing
+/// twice.
 @Suite("Sync faults")
 struct FaultTests {
     @Test("a fault at every request of a sync, before and after the request took effect", arguments: [false, true])

@@ -58,7 +58,7 @@ final class ImportSession: Sendable {
     private func writeChunk<T>(_ body: (Database) throws -> T) throws -> T {
         guard let connection else { return try store.write { db in try db.withoutTriggers { try body(db) } } }
         // A commit past the log's inline limit checkpointed inside the write's turn, and a keystroke's
-        // write waited for it (80-180 ms every half second of an import of 100,000 memos). The import's
+        // write waited for it, again and again during an import. The import's
         // own connection copies the log between its chunks instead, when nobody waits for it, and only
         // past the import's limit.
         let result = try store.write(through: connection, leavingCheckpointsToBackground: true, body)
@@ -75,9 +75,9 @@ final class ImportSession: Sendable {
     /// mark: renumbering rewrites every index entry by number, a third of the time that `finish` took
     /// for 100,000 memos.
     func finish() throws {
-        // The chunks are written: their connection's pages (2 MB) go before the writer fills its own.
+        // The chunks are written: their connection's pages go before the writer fills its own.
         try? connection?.close()
-        // Its commit logs a page for every few memos (about 100 MB for 100,000): copying them to the file
+        // Its commit logs a page for every few memos: copying them to the file
         // is for the background, while the import's caller gets its answer.
         try store.write(leavingCheckpointsToBackground: true) { db in
             let ranges = try MemoStore.ranges(of: batch, db)
@@ -87,7 +87,7 @@ final class ImportSession: Sendable {
             let numberedAbove = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM memo WHERE seq > ?)", arguments: [top]) ?? false
             // A statement per `rowsPerStatement` memos: until a statement ends, SQLite keeps a copy of
             // every page it changed (its statement journal, in memory: see `prepareConnection`). One
-            // statement for the whole import held 240 MB for 100,000 memos when a shown record was
+            // statement for the whole import held a large import's texts when a shown record was
             // rewritten whole. A record that keeps its size (see `importBlockSize`) changes only the
             // pages that hold its header, number and mark, never its text's: so a statement's share is
             // counted in memos, not in bytes of text.

@@ -93,8 +93,8 @@ extension MemoStore {
     static func insert(_ chunk: [NewMemo], numberedDownFrom firstNumber: Int64, _ db: Database) throws -> (first: Int64, last: Int64) {
         // The chunk's ids share their first byte, drawn for the chunk, so that the chunk's entries in the
         // `id` index land in one 256th of it: fully random ids put the chunk's thousand entries on most
-        // of the index's pages, and each chunk's commit logged them all again (356 of the 822 MB that
-        // 100,000 memos wrote in chunks; 2 of 5.5 s). The other 114 random bits keep ids unique; the
+        // of the index's pages, and each chunk's commit logged them all again, much of what an import
+        // wrote. The other 114 random bits keep ids unique; the
         // shell's eight-digit short ids are a little likelier to clash (about 4 clashing pairs among
         // 100,000 imported memos, against 1 with fully random ids), and a clash asks for more digits.
         let ids = RandomMemoIDs.make(count: chunk.count, leadingByte: .random(in: .min ... .max))

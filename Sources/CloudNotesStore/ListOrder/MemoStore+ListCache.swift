@@ -67,8 +67,8 @@ extension MemoStore {
     /// were last known good: the memos changed since `seenSeq` move in one pass when they are few, and
     /// otherwise the orders are dropped, to be rebuilt at the next read.
     ///
-    /// Dropping them on every such commit made the next keystroke rebuild the list: 20 ms at 100,000
-    /// memos, on most keystrokes while a sync applied what it pulled, a part every few milliseconds.
+    /// Dropping them on every such commit made the next keystroke rebuild the whole list: most
+    /// keystrokes while a sync applied what it pulled, a part every few milliseconds.
     func followChangesElsewhere(_ db: Database) throws {
         let version = try dataVersion(db)
         guard cache.state.withLock({ $0.dataVersion }) != version else { return }

@@ -8,8 +8,8 @@ extension Statement {
     /// resets it and clears its parameters, so that no text bound in place outlives its buffer.
     ///
     /// For the import's inserts: GRDB's arguments box each value, and a text passed as `Data`
-    /// is copied twice (into the `Data`, then by SQLite), 161 MB each time for the benchmark's 100,000
-    /// memos. The statement must not be observed by a GRDB transaction observer (the store has none).
+    /// is copied twice (into the `Data`, then by SQLite), every memo's text each time. The statement
+    /// must not be observed by a GRDB transaction observer (the store has none).
     func executeOnce(binding bind: (ParameterBinder) -> Void) throws {
         let handle = sqliteStatement
         defer {

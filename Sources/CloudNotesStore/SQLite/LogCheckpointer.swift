@@ -9,8 +9,8 @@ import Synchronization
 /// waits for it.
 ///
 /// SQLite's own rule checkpoints inside the commit that takes the log past 1,000 pages: that commit
-/// copies 4 MB into the file and waits for two `fsync`s, several milliseconds, once every 40 keystrokes
-/// in a 100 KB memo (it was the p99 of typing). Here a commit only looks at the log's length: once
+/// copies them into the file and waits for two `fsync`s, which made the slowest keystrokes of typing
+/// in a long memo. Here a commit only looks at the log's length: once
 /// `Limits.backgroundPages` more pages than the last checkpoint copied, it asks a second connection,
 /// on a queue of its own, for a passive checkpoint, which never blocks the writer or a reader.
 ///
@@ -36,15 +36,14 @@ final class LogCheckpointer: Sendable {
         /// A checkpoint after which the log can start again must copy all of it while nobody writes: the
         /// importing thread waits for the copy and its two `fsync`s, which the background's checkpoints
         /// cannot spare it, since the import keeps adding to the log. At every 10,000 pages, as other
-        /// writers do, those waits took 0.37 s of an import of the benchmark's 100,000 memos in a slow
-        /// hour (`perf`, off-CPU); without them it took 2.72 s against 3.27 s (`bench/compare.py --import`).
-        /// Its chunks log 247 MiB, just under this bound (256 MiB of 4 KiB pages); a larger import waits
-        /// once every 256 MiB. The log's file is cut back afterwards (`keptLogBytes`).
+        /// writers do, those waits were much of an import's time. The benchmark's import of 100,000 memos
+        /// logs just under this bound (256 MiB of 4 KiB pages); a larger import waits once every 256 MiB.
+        /// The log's file is cut back afterwards (`keptLogBytes`).
         var importPages: Int32 = 65_536
         /// The most of the log's file kept when the log starts again: an import's log (up to
-        /// `importPages`, and its last transaction's 100 MB for 100,000 memos) otherwise kept its file
-        /// that size for good. More than `inlinePages`, so that ordinary writing never cuts it and grows
-        /// it again.
+        /// `importPages`, then its last transaction's, a page for every few memos) otherwise kept its
+        /// file that size for good. More than `inlinePages`, so that ordinary writing never cuts it and
+        /// grows it again.
         var keptLogBytes: Int64 = 64 << 20
 
         /// SQLite's default for the background; 40 MB of 4 KB pages before a commit does it itself; 256 MiB
@@ -178,7 +177,7 @@ final class LogCheckpointer: Sendable {
     /// Runs `body`, during which every commit leaves its checkpoint to the background however long the
     /// log grows: for a writer's last commit of a while, long enough to take the log past
     /// `Limits.inlinePages`, whose caller should not wait for the copy (an import's last transaction,
-    /// which logs about 100 MB for 100,000 memos: copying it inline took 0.15–0.3 s of the import); and
+    /// which logs a page for every few memos: copying it inline stalled the import's answer); and
     /// for a whole import, which bounds the log itself (`checkpointIfPastImportLimit`), and during which
     /// a keystroke's commit would otherwise find the log past `Limits.inlinePages`, and copy it.
     func leavingCheckpointsToBackground<T>(_ body: () throws -> T) rethrows -> T {

@@ -12,8 +12,8 @@ extension Database {
     /// from a multi-row VALUES, and keep a statement journal for each INSERT.
     ///
     /// Turning triggers off or on makes SQLite prepare every statement of the connection again at its
-    /// next step: when an import's chunks went through the writer, each spent about 1.5 ms on it
-    /// (`perf`, most of it parsing its 20-memo INSERT again), and the first keystroke after a chunk
+    /// next step: when an import's chunks went through the writer, each parsed its 20-memo INSERT
+    /// again, and the first keystroke after a chunk
     /// prepared its own statements again; an import on a file now has a connection of its own
     /// (`MemoStore.openImportConnection`). Should SQLite refuse to turn triggers off, `body` runs with
     /// them on: correct, only slower.

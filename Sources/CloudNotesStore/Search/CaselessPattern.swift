@@ -7,7 +7,7 @@ import Synchronization
 /// `cloudnotes_contains` runs for every memo a search reads with a query whose letters have case
 /// beyond ASCII, or that holds NUL.
 ///
-/// Lower-casing every text read took 29 s for a one-letter query at 100,000 memos, so a text is
+/// Lower-casing every text read made a one-letter query take seconds in a large store, so a text is
 /// folded only when it holds an *anchor*: a character that folds to one chosen character of the
 /// query. A text without one cannot hold the query folded, and the anchors are looked for with
 /// `memchr` in the text's bytes as they are.

@@ -57,7 +57,7 @@ extension MemoStore {
 // MARK: - Interrupting a chunk
 
 /// Stops the indexing chunk under way from another thread, so that a request arriving meanwhile takes
-/// the write lock at once instead of waiting for the chunk (10–50 ms for 64 KB of text, merges included).
+/// the write lock at once instead of waiting for the chunk to end (its merges included).
 ///
 /// An interruption asked for (`interrupt`) stays asked for until the indexer `reset`s it, as it decides
 /// to index: a chunk that starts after it, or is running, ends at its next check. SQLite's progress

@@ -103,7 +103,7 @@ public struct SearchFilter: Sendable, Hashable {
     /// the index answers, the text condition is the search its prefix lookup amounts to).
     ///
     /// The index is asked about this row alone (`rowid =`): `localID IN (SELECT rowid ... MATCH)` made
-    /// SQLite list every match first, 14 ms for a common term at 100,000 memos.
+    /// SQLite list every match first, thousands for a common term, to check one row.
     var condition: SQL {
         guard let indexPhrase else { return textCondition }
         return """
@@ -119,9 +119,7 @@ public struct SearchFilter: Sendable, Hashable {
     static let maxPrefixTerms = 256
 
     /// The most that the numbers of memos each of a short query's terms is found in may add up to, per
-    /// memo in the list; past it, reading every text costs less. (In the benchmark's 100,000 memos, SQLite direct,
-    /// looking up the 14 terms that begin with "in", found 268,000 times, and ORing them took 66 ms, where
-    /// `LIKE` read every text in 102 ms; "e " and its 156 terms, 509,000 times, took 138 ms.)
+    /// memo in the list; past it, reading every text costs less (measured in `bench/FINDINGS.md`).
     static let maxPrefixMatchesPerMemo = 3
 
     /// Below this many memos, reading every text costs next to nothing either way: the index answers.

@@ -3,12 +3,11 @@
 /// A set of memos' local ids: what a sync reports as "memos changed here".
 ///
 /// A first sync changes every memo, and it only counts them in the end, so the set must not grow
-/// with the store the way the memos' ids would: as strings (about 80 bytes each) the ids of 100,000
-/// memos took a pull's peak RSS from 45 to 57 MB, and as 16-byte UUIDs in a hashed set still to 50 MB.
-/// Local ids are SQLite rowids, handed out in sequence, so they are dense: the set keeps one 64-bit
-/// word for each run of 64 ids that holds any, 1,563 words (about 32 KB in a dictionary) for 100,000
-/// memos. Every memo a sync counts has a row here by then (a tombstone of a memo never seen is not
-/// counted), so it has a local id.
+/// with the store the way the memos' ids would: as strings, and still as UUIDs in a hashed set, they
+/// raised a first sync's peak memory by megabytes. Local ids are SQLite rowids, handed out in
+/// sequence, so they are dense: the set keeps one 64-bit word for each run of 64 ids that holds any,
+/// a 64th as many words as memos. Every memo a sync counts has a row here by then (a tombstone of a
+/// memo never seen is not counted), so it has a local id.
 public struct ChangedMemos: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// The bits of the ids `64 * key ..< 64 * (key + 1)`; a word is never zero.
     private var words: [Int64: UInt64] = [:]

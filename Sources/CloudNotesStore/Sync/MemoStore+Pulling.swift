@@ -52,8 +52,8 @@ extension MemoStore {
     }
 
     /// The most revisions applied between two looks for a write waiting for its turn (a memo's revisions
-    /// are never split): a keystroke waits for one part, about 10 ms, where it waited for a whole
-    /// segment of up to 1,000 revisions, about 110 ms in a first sync of 100,000 memos.
+    /// are never split): a keystroke waits for one part, not for a whole segment of up to 1,000
+    /// revisions.
     public static let revisionsPerApplyPart = 100
 
     /// Applies a pulled segment: stores its revisions, brings their memos up to date where the

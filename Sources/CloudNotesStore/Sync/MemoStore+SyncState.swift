@@ -26,7 +26,7 @@ public struct SyncConflict: Sendable, Hashable {
 
 extension MemoStore {
     /// The store's sync state, read on the writer connection: the server reads it as it starts, and a
-    /// pool's `read` would first open a reader connection (1.7 ms) that nothing else there needs.
+    /// pool's `read` would first open a reader connection, slowing start-up, that nothing else needs.
     public func syncState() throws -> SyncState {
         try writer.writeWithoutTransaction { db in try Self.syncState(db) }
     }
@@ -100,8 +100,7 @@ extension MemoStore {
     }
 
     /// The conflicts drive the join (`CROSS JOIN` keeps them the outer loop): without statistics, SQLite
-    /// scanned every memo and looked each up among the conflicts, 40 ms at 100,000 memos for every
-    /// `sync/status`.
+    /// scanned every memo and looked each up among the conflicts, for every `sync/status`.
     static let openConflictsQuery = """
         SELECT c.memo, c.copy, c.at FROM syncConflict c CROSS JOIN memo m ON m.id = c.copy
         WHERE m.deleted = 0 ORDER BY c.at, c.copy

@@ -95,7 +95,7 @@ return {
       -- However the server learned of it first, the text is kept and the user told.
       H.wait_note("deleted elsewhere", "the report")
       H.eq(vim.fn.getreg("c"), "Plan\nstill typing\n", "text in register c")
-      -- The selection moved on to the memo now at that place (rule 4), without a refresh.
+      -- The selection moved on to the memo now at that place (rule S4), without a refresh.
       H.wait(function()
         return #H.list_lines() == 1 and H.text_lines()[1] == "Other"
       end, "the view to follow the delete", 3000)

@@ -130,7 +130,7 @@ return {
       local s = H.open_seeded()
       H.delete(true, 1)
       H.eq(H.confirm_asked, { 'Delete memo "Plan"?' }, "asked before deleting")
-      -- Rule 4: the memo now at the same index is selected and shown.
+      -- Rule S4: the memo now at the same index is selected and shown.
       H.check({ H.seed_row(2, true), H.seed_row(3) }, { "Other" }, "after deleting Plan")
       -- Deleting a memo that is not selected leaves the selection alone.
       H.delete(true, 2)

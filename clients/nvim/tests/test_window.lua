@@ -184,7 +184,7 @@ return {
       H.assert(H.list_lines()[2701]:match("^> Memo 2701  "), "marked: " .. H.list_lines()[2701])
       H.eq(H.text_lines(), { "Memo 2701", "body 2701" }, "its text")
       H.check_screen("at the selection")
-      -- Deleting it selects the memo now in its place (rule 4); the cursor follows.
+      -- Deleting it selects the memo now in its place (rule S4); the cursor follows.
       H.delete(true)
       H.eq(H.text_lines(), { "Memo 2702", "body 2702" }, "the next memo is selected")
       H.eq(cursor_line(s), 2701, "on its row")

@@ -80,7 +80,7 @@ function A.create(self)
     return
   end
   self:_request("memo/create", { text = "" }, function()
-    self.mirror.query = "" -- creating clears the search filter (rule 2)
+    self.mirror.query = "" -- creating clears the search filter (rule S2)
     self:render()
     if self.cfg.focus_on_create and self.view and api.nvim_win_is_valid(self.view.text_win) then
       api.nvim_set_current_win(self.view.text_win)

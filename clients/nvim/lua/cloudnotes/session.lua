@@ -142,7 +142,7 @@ function Session:_initialize(time_zone)
   -- so after a successful initialize they are served at once, a round trip
   -- sooner. After a failed one the server drops the notification and
   -- refuses the request (-32002), and the retry sends both again.
-  -- initialized makes the server select and show the newest memo (rule 1).
+  -- initialized makes the server select and show the newest memo (rule S1).
   self.rpc:notify("initialized")
   local first, last = self.view:visible_range()
   if first and not self.fetching then
