@@ -28,8 +28,6 @@ actor Dispatcher {
 
     var lifecycle = Lifecycle.waitingForInitialize
     var didStart = false
-    /// Whether the list order is being built in memory (see `loadListOrderSoon`).
-    var didLoadListOrder = false
     /// Requests running in the background, awaited before `shutdown` is answered and before exiting.
     var background: [RequestID: Task<Void, Never>] = [:]
 
@@ -110,7 +108,6 @@ actor Dispatcher {
             case .background:
                 startInBackground(handler, request: request, context: context)
             }
-            loadListOrderSoon()
             if Self.editingMethods.contains(method) { noteLocalEdit() }
         }
     }
@@ -128,14 +125,11 @@ actor Dispatcher {
         Task { await sync.noteLocalEdit() }
     }
 
-    /// Builds the list order in memory, once, after the first request of the session has been answered.
+    /// Builds the list order in memory, in the background, once the first memo is shown.
     ///
-    /// Until it is built, the first pages are read from the file (see `MemoStore.loadListOrder`), so
-    /// a client's first screen (the request that follows `initialized`) neither waits for it nor shares
-    /// the processor with it.
-    func loadListOrderSoon() {
-        guard didStart, !didLoadListOrder else { return }
-        didLoadListOrder = true
+    /// It is read on a connection of its own, and until it is built the first pages are read from the
+    /// file (see `MemoStore.loadListOrder`): a client's first screen does not wait for it.
+    private func loadListOrder() {
         let store = store
         Task.detached(priority: .utility) {
             _ = try? await BlockingWork.run { _ in try store.loadListOrder() }
@@ -213,6 +207,7 @@ actor Dispatcher {
             // and a read) held it back at every start-up.
             writer.finishBatch()
             await sync.start()
+            loadListOrder()
         default:
             // Unknown notifications are ignored, as in LSP; `$/cancelRequest` was handled on arrival.
             if method != CancelRequestNotification.method {

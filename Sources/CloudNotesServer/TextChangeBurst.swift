@@ -75,7 +75,6 @@ extension Dispatcher {
             }
         }
         await changeTexts(pending, session: session)
-        loadListOrderSoon()
         noteLocalEdit()
     }
 
