@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("binaries", nargs="+", metavar="NAME=PATH", help="the first is the baseline of the ratios")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--ops", type=int, default=300, help="timed 100 KB updates per run (1 KB: three times as many)")
-    parser.add_argument("--pipelined", type=int, default=3000)
+    parser.add_argument("--pipelined", type=int, default=3000, help="pipelined updates per run; 0 leaves them out")
     parser.add_argument("--callgrind", action="store_true", help="count instructions instead of timing")
     for option, dest, help_text, _ in MODES:
         parser.add_argument(option, dest=dest, type=int, metavar="N", help=help_text)

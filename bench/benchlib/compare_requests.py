@@ -20,12 +20,15 @@ def wall_time(binaries: dict, store: str, texts: dict, args) -> None:
             d = start_initialized([binaries[name], "serve", "--store", store], name)
             results[name]["100 KB"].append(statistics.median(typing(d, texts["100 KB"], args.ops)))
             results[name]["1 KB"].append(statistics.median(typing(d, texts["1 KB"], args.ops * 3)))
-            results[name]["pipelined"].append(pipelined_rate(d, texts["1 KB"], args.pipelined))
+            if args.pipelined > 0:  # 0 leaves them out
+                results[name]["pipelined"].append(pipelined_rate(d, texts["1 KB"], args.pipelined))
             d.shutdown()
             log(f"round {r + 1}/{args.rounds} {name} done")
     base = names[0]
     print(f"medians of {args.rounds} alternating runs (each run's p50 for typing)")
     for scenario, unit in (("100 KB", "µs"), ("1 KB", "µs"), ("pipelined", "/s")):
+        if not results[base][scenario]:
+            continue
         label = f"memo/update {scenario}" if scenario != "pipelined" else f"{args.pipelined} pipelined 1 KB updates"
         for name in names:
             runs = results[name][scenario]
