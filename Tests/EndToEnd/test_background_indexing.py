@@ -1,4 +1,4 @@
-"""The background indexer stays out of the way of bulk work (concurrency rule 7 in Server.swift): while a
+"""The background indexer stays out of the way of bulk work (rule C7 in Server.swift): while a
 sync or an import runs, it indexes nothing, even though the client is quiet; once they end, it indexes what
 is left. (The two took turns at the store's one write lock: a first sync of 100,000 memos took 59.5 s with
 the indexer beside it, 24.9 s without.)"""
@@ -7,36 +7,21 @@ from __future__ import annotations
 
 import http.server
 import os
-import sqlite3
 import threading
 import time
-from pathlib import Path
 
-from conftest import Server, make_entries
+from cnsupport.dav_http import AnyMethodHandler
+from cnsupport.server import Server
+from cnsupport.session import make_entries
+from cnsupport.store_file import unindexed, wait_until_indexed
 
 QUIET_PERIOD = 0.3  # BackgroundIndexer.quietPeriod
-
-
-def unindexed(store: Path) -> int:
-    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    try:
-        return con.execute("SELECT count(*) FROM memo WHERE indexed = 0 AND deleted = 0").fetchone()[0]
-    finally:
-        con.close()
-
-
-def wait_until_indexed(store: Path, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while (left := unindexed(store)) > 0:
-        assert time.monotonic() < deadline, f"{left} memos still unindexed"
-        time.sleep(0.05)
 
 
 def start_with_unindexed_memos(servers, count: int = 40) -> Server:
     """A server whose store holds `count` memos just imported, which the indexer has not reached yet (it
     waits for the client to be quiet)."""
-    server = servers.start(args=["--sync-interval", "0", "--sync-delay", "600"])
-    server.initialize()
+    server = servers.session(args=["--sync-interval", "0", "--sync-delay", "600"])
     assert server.call("memo/import", {"memos": make_entries(count, "waiting")})["imported"] == count
     return server
 
@@ -50,21 +35,13 @@ class HeldRemote:
         self.requests = 0
         held = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def __getattr__(self, name: str):
-                if name.startswith("do_"):
-                    return self.answer
-                raise AttributeError(name)
-
-            def answer(self) -> None:
+        class Handler(AnyMethodHandler):
+            def handle_any(self) -> None:
                 held.requests += 1
                 held.released.wait(60)
                 self.send_response(503)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -80,7 +57,7 @@ class HeldRemote:
 def keep_busy_until(server: Server, started, what: str) -> None:
     """Sends requests (each one puts the indexer off) until `started()`: the client goes quiet only once
     the bulk work is under way, however long the server takes to start it."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a guard against a hang
     while not started():
         assert time.monotonic() < deadline, f"{what} never started"
         server.call("sync/status")

@@ -5,18 +5,20 @@ Every test runs in both framings: each raw line below is sent as a JSON line, an
 body. The few that are about one framing's own rules say so."""
 
 import json
-import time
 
 import pytest
 
-from conftest import (
-    CONTENT_LENGTH, INVALID_PARAMS, INVALID_REQUEST, LINES, MEMO_NOT_FOUND, METHOD_NOT_FOUND, PARSE_ERROR,
-    each_framing, make_entries, next_response, still_fine,
-)
+from cnsupport.framing import CONTENT_LENGTH, LINES
+from cnsupport.schema import INVALID_PARAMS, INVALID_REQUEST, MEMO_NOT_FOUND, METHOD_NOT_FOUND, PARSE_ERROR
+from cnsupport.session import make_entries, next_response, still_fine
 
 UNKNOWN_ID = "0b7c6a4e-1f2d-4c3b-9a8e-7d6c5b4a3f21"
 
-framing = each_framing  # the fixture `servers` starts servers in: here, each framing in turn
+
+@pytest.fixture
+def framing(each_framing) -> str:
+    """The framing `servers` starts servers in: here, each framing in turn."""
+    return each_framing
 
 
 @pytest.fixture
@@ -24,8 +26,23 @@ def seeded(client):
     """An initialized server with a few memos, and a snapshot of them."""
     client.call("memo/import", {"memos": make_entries(3, "seeded")})
     client.create("the selected memo\nwith a body")
-    client.mirror.check()
+    client.check_mirror()
     return client, client.snapshot()
+
+
+@pytest.fixture
+def unharmed(seeded):
+    """The seeded server, for a test after which it must still answer, with no stored memo changed."""
+    client, before = seeded
+    yield client
+    still_fine(client, before)
+
+
+def ignored(client, what: str) -> None:
+    """The server answered nothing to what was just sent: the next request's reply is the next message."""
+    notes, response = client.request("memo/list", {})
+    assert notes == [] and "result" in response
+    assert not client.stray, f"replies to {what}: {client.stray}"
 
 
 def refused(client, raw: bytes, code: int, expected_id=None, newline=None, timeout=30.0) -> dict:
@@ -61,17 +78,13 @@ def refused(client, raw: bytes, code: int, expected_id=None, newline=None, timeo
 ], ids=["words", "open-brace", "truncated", "extra-brace", "trailing-comma", "trailing-comma-in-params",
         "trailing-comma-in-array", "leading-zero", "nan", "single-quotes", "unquoted-key", "trailing-garbage",
         "trailing-comment", "two-objects", "nul-byte", "nul-between-tokens", "escape-codes"])
-def test_a_line_that_is_not_json_is_a_parse_error_with_id_null(seeded, raw):
-    client, before = seeded
-    refused(client, raw, PARSE_ERROR)
-    still_fine(client, before)
+def test_a_line_that_is_not_json_is_a_parse_error_with_id_null(unharmed, raw):
+    refused(unharmed, raw, PARSE_ERROR)
 
 
 @pytest.mark.parametrize("raw", [b"42", b'"a string"', b"null", b"true", b"3.14"])
-def test_json_that_is_not_an_object_is_an_invalid_request(seeded, raw):
-    client, before = seeded
-    refused(client, raw, INVALID_REQUEST)
-    still_fine(client, before)
+def test_json_that_is_not_an_object_is_an_invalid_request(unharmed, raw):
+    refused(unharmed, raw, INVALID_REQUEST)
 
 
 @pytest.mark.parametrize("raw", [
@@ -80,10 +93,8 @@ def test_json_that_is_not_an_object_is_an_invalid_request(seeded, raw):
     b'[{"jsonrpc":"2.0","id":1,"method":"memo/create","params":{"text":"from a batch"}},'
     b'{"jsonrpc":"2.0","method":"initialized"}]',
 ])
-def test_a_batch_is_refused_with_one_invalid_request(seeded, raw):
-    client, before = seeded
-    refused(client, raw, INVALID_REQUEST)
-    still_fine(client, before)
+def test_a_batch_is_refused_with_one_invalid_request(unharmed, raw):
+    refused(unharmed, raw, INVALID_REQUEST)
 
 
 @pytest.mark.parametrize("message, expected_id", [
@@ -102,19 +113,15 @@ def test_a_batch_is_refused_with_one_invalid_request(seeded, raw):
     ({"jsonrpc": "2.0", "id": 12, "error": {"code": -1, "message": "client error"}}, None),
 ], ids=["jsonrpc-1.0", "no-jsonrpc", "jsonrpc-number", "no-method", "method-number", "method-null", "id-object",
         "id-array", "id-null", "id-float", "id-bool", "response-result", "response-error"])
-def test_a_message_that_is_not_a_request_is_an_invalid_request(seeded, message, expected_id):
-    client, before = seeded
-    refused(client, json.dumps(message).encode(), INVALID_REQUEST, expected_id)
-    still_fine(client, before)
+def test_a_message_that_is_not_a_request_is_an_invalid_request(unharmed, message, expected_id):
+    refused(unharmed, json.dumps(message).encode(), INVALID_REQUEST, expected_id)
 
 
-def test_unknown_method(seeded):
-    client, before = seeded
-    error = refused(client, b'{"jsonrpc":"2.0","id":"u1","method":"memo/frobnicate","params":{}}', METHOD_NOT_FOUND, "u1")
+def test_unknown_method(unharmed):
+    error = refused(unharmed, b'{"jsonrpc":"2.0","id":"u1","method":"memo/frobnicate","params":{}}', METHOD_NOT_FOUND, "u1")
     assert "memo/frobnicate" in json.dumps(error)
-    refused(client, b'{"jsonrpc":"2.0","id":"u2","method":"$/unknownRequest"}', METHOD_NOT_FOUND, "u2")
-    refused(client, b'{"jsonrpc":"2.0","id":"u3","method":"MEMO/LIST"}', METHOD_NOT_FOUND, "u3")
-    still_fine(client, before)
+    refused(unharmed, b'{"jsonrpc":"2.0","id":"u2","method":"$/unknownRequest"}', METHOD_NOT_FOUND, "u2")
+    refused(unharmed, b'{"jsonrpc":"2.0","id":"u3","method":"MEMO/LIST"}', METHOD_NOT_FOUND, "u3")
 
 
 def test_unknown_notifications_are_ignored(seeded):
@@ -123,32 +130,24 @@ def test_unknown_notifications_are_ignored(seeded):
     client.notify("$/setTrace", {"value": "verbose"})
     client.notify("memo/create", {"text": "a notification, not a request"})
     client.send_raw(b'{"jsonrpc":"2.0","method":"memo/delete","params":{"id":"%s"}}' % before[0][0].encode())
-    notes, response = client.request("memo/list", {})
-    assert notes == [] and "result" in response
-    assert not client.stray, f"replies to notifications: {client.stray}"
+    ignored(client, "notifications")
     still_fine(client, before)
 
 
 # JSON lines only: a blank line is no message there. A Content-Length body always is one (next test).
 @pytest.mark.parametrize("framing", [LINES])
-def test_blank_lines_are_ignored(seeded):
-    client, before = seeded
+def test_blank_lines_are_ignored(unharmed):
     for raw in (b"", b"   ", b"\t", b"\r"):
-        client.send_raw(raw)
-    notes, response = client.request("memo/list", {})
-    assert notes == [] and "result" in response
-    assert not client.stray, f"replies to blank lines: {client.stray}"
-    still_fine(client, before)
+        unharmed.send_raw(raw)
+    ignored(unharmed, "blank lines")
 
 
 @pytest.mark.parametrize("framing", [CONTENT_LENGTH])
 @pytest.mark.parametrize("body", [b"", b"   ", b"\t", b"\r"], ids=["empty", "spaces", "tab", "cr"])
-def test_an_empty_or_blank_body_is_a_parse_error(seeded, body):
+def test_an_empty_or_blank_body_is_a_parse_error(unharmed, body):
     # The Content-Length equivalent of a blank line: the header promised a message, and there is none.
-    client, before = seeded
-    error = refused(client, body, PARSE_ERROR)
+    error = refused(unharmed, body, PARSE_ERROR)
     assert "empty" in error["message"], error
-    still_fine(client, before)
 
 
 # -- params -------------------------------------------------------------------------------------------------
@@ -183,23 +182,19 @@ def test_an_empty_or_blank_body_is_a_parse_error(seeded, body):
     ("memo/list", {"offset": "1"}, "offset"),
     ("memo/list", {"limit": 0}, "limit"),
 ])
-def test_missing_or_wrongly_typed_param_is_named(seeded, method, params, param):
-    client, before = seeded
-    _, response = client.request(method, params)
+def test_missing_or_wrongly_typed_param_is_named(unharmed, method, params, param):
+    _, response = unharmed.request(method, params)
     assert "error" in response, response
     error = response["error"]
     assert error["code"] == INVALID_PARAMS, error
     assert error.get("data", {}).get("param") == param, error
-    still_fine(client, before)
 
 
 @pytest.mark.parametrize("method", ["memo/list", "memo/create", "memo/select", "memo/search"])
 @pytest.mark.parametrize("params", [[1, 2], "params", 5, True], ids=["array", "string", "number", "bool"])
-def test_params_that_are_not_an_object(seeded, method, params):
-    client, before = seeded
-    _, response = client.request(method, params)
+def test_params_that_are_not_an_object(unharmed, method, params):
+    _, response = unharmed.request(method, params)
     assert response.get("error", {}).get("code") == INVALID_PARAMS, response
-    still_fine(client, before)
 
 
 @pytest.mark.parametrize("method, params", [
@@ -209,12 +204,10 @@ def test_params_that_are_not_an_object(seeded, method, params):
     ("memo/delete", {"id": UNKNOWN_ID}),
     ("memo/share", {"id": UNKNOWN_ID}),
 ])
-def test_unknown_memo_id(seeded, method, params):
-    client, before = seeded
-    error = client.error_of(method, params)
+def test_unknown_memo_id(unharmed, method, params):
+    error = unharmed.error_of(method, params)
     assert error["code"] == MEMO_NOT_FOUND
     assert error["data"]["id"] == UNKNOWN_ID
-    still_fine(client, before)
 
 
 def test_unknown_params_are_ignored(seeded):
@@ -227,7 +220,7 @@ def test_unknown_params_are_ignored(seeded):
     still_fine(client, before)
     memo = client.call("memo/create", {"text": "with extras", "folder": "work", "tags": ["a"]})["memo"]
     assert memo["text"] == "with extras"
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_unknown_initialize_params_are_ignored(server):
@@ -239,40 +232,28 @@ def test_unknown_initialize_params_are_ignored(server):
 
 # -- sizes, nesting, encodings -------------------------------------------------------------------------------
 
-def test_a_10_mb_line_of_garbage(seeded):
-    client, before = seeded
-    refused(client, b"x" * (10 * 1024 * 1024), PARSE_ERROR)
-    refused(client, b"{" + b"a" * (10 * 1024 * 1024) + b"}", PARSE_ERROR)
-    still_fine(client, before)
+def test_a_10_mb_line_of_garbage(unharmed):
+    refused(unharmed, b"x" * (10 * 1024 * 1024), PARSE_ERROR)
+    refused(unharmed, b"{" + b"a" * (10 * 1024 * 1024) + b"}", PARSE_ERROR)
 
 
 def test_a_10_mb_memo(seeded):
+    # A line of 10 MB is within the message limit, and is handled normally (protocol/README.md). The
+    # timeouts only guard against a hang: how fast a machine handles it is not the protocol's promise.
     client, _ = seeded
     text = "Ten megabytes\n" + ("0123456789abcdef가나다라\r\n" * (10 * 1024 * 1024 // 30))
     assert len(text.encode("utf-8")) >= 10 * 1024 * 1024
-    # Python parses and prints such a line in well under a second; 20 s is generous for any server.
-    started = time.monotonic()
-    request_id = client.send_request("memo/create", {"text": text})
-    try:
-        notes, response = client.wait_response(request_id, timeout=20)
-    except AssertionError:
-        pytest.fail("memo/create of a 10 MB memo was not answered within 20 s; the server answers nothing else "
-                    "meanwhile")
-    client.mirror.apply(notes)
-    memo = response["result"]["memo"]
+    memo = client.call("memo/create", {"text": text}, timeout=120)["memo"]
     assert memo["text"] == text
-    assert time.monotonic() - started < 20
-    assert client.call("memo/select", {"id": memo["id"]}, timeout=20)["memo"]["text"] == text
+    assert client.call("memo/select", {"id": memo["id"]}, timeout=120)["memo"]["text"] == text
     assert client.call("memo/list", {})["rows"][0]["id"] == memo["id"]
-    client.mirror.check()
+    client.check_mirror()
 
 
-def test_a_memo_over_the_memo_limit_is_refused(seeded):
-    client, before = seeded
+def test_a_memo_over_the_memo_limit_is_refused(unharmed):
     limit = 16 * 1024 * 1024
-    error = client.error_of("memo/create", {"text": "y" * (limit + 1)}, timeout=60)
+    error = unharmed.error_of("memo/create", {"text": "y" * (limit + 1)}, timeout=60)
     assert error["code"] == INVALID_PARAMS and error["data"]["param"] == "text"
-    still_fine(client, before)
 
 
 def test_a_line_over_the_message_limit_then_a_working_request(seeded):
@@ -285,7 +266,7 @@ def test_a_line_over_the_message_limit_then_a_working_request(seeded):
     memo = client.call("memo/create", {"text": "right after the huge line"})["memo"]
     assert memo["text"] == "right after the huge line"
     assert len(client.list_all()["rows"]) == len(before) + 1
-    client.mirror.check()
+    client.check_mirror()
 
 
 @pytest.mark.parametrize("raw", [
@@ -296,30 +277,24 @@ def test_a_line_over_the_message_limit_then_a_working_request(seeded):
     b'{"jsonrpc":"2.0","id":78,"method":"memo/create","params":{"text":"deep","x":' + b"{\"k\":" * 100_000 + b"0"
     + b"}" * 100_000 + b"}}",
 ], ids=["arrays", "unclosed", "objects", "deep-param", "deep-object-param"])
-def test_json_nested_100000_deep_is_a_parse_error(seeded, raw):
-    client, before = seeded
-    refused(client, raw, PARSE_ERROR)
-    still_fine(client, before)
+def test_json_nested_100000_deep_is_a_parse_error(unharmed, raw):
+    refused(unharmed, raw, PARSE_ERROR)
 
 
 @pytest.mark.parametrize("bad", [
     b"\xff\xfe", b"\xc0\xaf", b"\xed\xa0\x80", b"\xe2\x82", b"\x80", b"\xf8\x88\x80\x80\x80", b"\xf4\x90\x80\x80",
 ], ids=["ff-fe", "overlong", "surrogate", "truncated", "lone-continuation", "5-byte", "above-10ffff"])
-def test_invalid_utf8_is_a_parse_error_never_replaced(seeded, bad):
-    client, before = seeded
+def test_invalid_utf8_is_a_parse_error_never_replaced(unharmed, bad):
     raw = b'{"jsonrpc":"2.0","id":21,"method":"memo/create","params":{"text":"bad ' + bad + b' bytes"}}'
-    refused(client, raw, PARSE_ERROR)
-    refused(client, b"\xff" + b'{"jsonrpc":"2.0","id":22,"method":"memo/list"}', PARSE_ERROR)
-    still_fine(client, before)
+    refused(unharmed, raw, PARSE_ERROR)
+    refused(unharmed, b"\xff" + b'{"jsonrpc":"2.0","id":22,"method":"memo/list"}', PARSE_ERROR)
 
 
-def test_raw_nul_inside_a_json_string_is_a_parse_error(seeded):
-    client, before = seeded
-    refused(client, b'{"jsonrpc":"2.0","id":31,"method":"memo/create","params":{"text":"raw\x00nul"}}', PARSE_ERROR)
-    refused(client, b'{"jsonrpc":"2.0","id":32,"method":"memo/create","params":{"text":"raw\x01control\x1f"}}',
+def test_raw_nul_inside_a_json_string_is_a_parse_error(unharmed):
+    refused(unharmed, b'{"jsonrpc":"2.0","id":31,"method":"memo/create","params":{"text":"raw\x00nul"}}', PARSE_ERROR)
+    refused(unharmed, b'{"jsonrpc":"2.0","id":32,"method":"memo/create","params":{"text":"raw\x01control\x1f"}}',
             PARSE_ERROR)
-    refused(client, b'{"jsonrpc":"2.0","id":33,"method":"memo/create","params":{"text":"raw\ttab"}}', PARSE_ERROR)
-    still_fine(client, before)
+    refused(unharmed, b'{"jsonrpc":"2.0","id":33,"method":"memo/create","params":{"text":"raw\ttab"}}', PARSE_ERROR)
 
 
 @pytest.mark.parametrize("newline", [b"\r\n", b"\n"], ids=["crlf", "lf"])
@@ -332,30 +307,26 @@ def test_crlf_and_lf_line_ends_are_accepted(seeded, newline):
     client.send_raw(b'{"jsonrpc":"2.0","id":"crlf-2","method":"memo/create","params":{"text":"via CRLF\\r\\n"}}',
                     newline=newline)
     notes, response = client.wait_response("crlf-2")
-    client.mirror.apply(notes)
+    client.feed(notes)
     assert response["result"]["memo"]["text"] == "via CRLF\r\n"
-    client.mirror.check()
+    client.check_mirror()
 
 
-def test_request_ids_of_every_allowed_kind_are_echoed(seeded):
-    client, before = seeded
+def test_request_ids_of_every_allowed_kind_are_echoed(unharmed):
     for request_id in [0, -1, 2**53 - 1, "", "id with spaces", "메모-1", "1"]:
-        _, response = client.request("memo/list", {"limit": 1}, id=request_id)
+        _, response = unharmed.request("memo/list", {"limit": 1}, id=request_id)
         assert response["id"] == request_id and type(response["id"]) is type(request_id)
         assert "result" in response
-    still_fine(client, before)
 
 
-def test_a_burst_of_bad_lines_then_good_ones(seeded):
-    client, before = seeded
+def test_a_burst_of_bad_lines_then_good_ones(unharmed):
     bad_lines = [b"garbage", b"[]", b"\xff", b'{"jsonrpc":"2.0","id":"b%d","method":"nope"}', b"{" * 70, b"42"]
     for round_number in range(20):
         for line in bad_lines:
-            client.send_raw(line.replace(b"%d", str(round_number).encode()))
-    ids = [client.send_request("memo/list", {"limit": 1}) for _ in range(20)]
+            unharmed.send_raw(line.replace(b"%d", str(round_number).encode()))
+    ids = [unharmed.send_request("memo/list", {"limit": 1}) for _ in range(20)]
     for request_id in ids:
-        _, response = client.wait_response(request_id, timeout=30)
+        _, response = unharmed.wait_response(request_id, timeout=30)
         assert "result" in response
-    errors = [m for m in client.received if "error" in m]
+    errors = [m for m in unharmed.received if "error" in m]
     assert len(errors) == len(bad_lines) * 20, "every bad line gets exactly one reply"
-    still_fine(client, before)

@@ -10,9 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INVALID_PARAMS, INVALID_REQUEST, SCHEMA, each_framing, make_entries
+from cnsupport.schema import INVALID_PARAMS, INVALID_REQUEST, SCHEMA
+from cnsupport.session import make_entries
 
-framing = each_framing  # the fixture `servers` starts servers in: here, each framing in turn
+
+@pytest.fixture
+def framing(each_framing) -> str:
+    """The framing `servers` starts servers in: here, each framing in turn."""
+    return each_framing
+
 
 SAMPLES = {"string": "text", "integer": 7, "number": 2.5, "boolean": True, "array": [], "object": {}}
 
@@ -61,7 +67,7 @@ def params_with(base: dict, name: str, raw: str | None) -> str:
 def seeded(client, tmp_root):
     client.call("memo/import", {"memos": make_entries(3, "seeded")})
     memo = client.create("the selected memo\nwith a body")
-    client.mirror.check()
+    client.check_mirror()
     return client, memo, tmp_root
 
 
@@ -113,7 +119,7 @@ def test_every_param_of_every_request_refuses_bad_values(seeded, method):
     assert not failures, f"{len(failures)} of {len(cases)} bad {method} requests were not refused as documented:\n" + "\n".join(failures)
     assert client.snapshot() == before, "a bad request changed a stored memo"
     assert not (root / "never-written.json").exists()
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_bad_initialize_params_leave_the_server_uninitialized(server):
@@ -157,7 +163,7 @@ def test_messages_that_are_not_requests_or_carry_impossible_values(seeded, raw, 
     assert "error" in message, message
     assert message["error"]["code"] == expected_code, message
     assert client.snapshot() == before
-    client.mirror.check()
+    client.check_mirror()
 
 
 @pytest.mark.parametrize("entries, index", [

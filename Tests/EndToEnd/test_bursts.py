@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import Server
+from cnsupport.server import Server
 
 # Differ between two runs of the same requests: the clock's, not the protocol's.
 CLOCK_FIELDS = {"modifiedAt", "displayDate"}
@@ -22,8 +22,7 @@ def without_clock(value):
 
 def copies_of_a_store(servers, count: int) -> tuple[list, list[str]]:
     """`count` copies of one store holding a few memos (same ids and versions), and the memos' ids, newest first."""
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     ids = [first.create(f"memo {n}\nline two of memo {n}")["id"] for n in range(4)]
     assert first.shutdown_and_exit() == 0
     copies = []
@@ -81,8 +80,7 @@ def test_changes_sent_together_are_answered_as_when_sent_one_at_a_time(servers):
     (together_store, alone_store), ids = copies_of_a_store(servers, 2)
     requests = typing_requests(ids)
 
-    together = servers.start(together_store, args=["--log-level", "debug"])
-    together.initialize()
+    together = servers.session(together_store, args=["--log-level", "debug"])
     first_id = 1000
     last_id = first_id + len(requests) - 1
     together.call("memo/list", id=first_id - 1)  # where the transcript starts
@@ -91,12 +89,11 @@ def test_changes_sent_together_are_answered_as_when_sent_one_at_a_time(servers):
                    ensure_ascii=False).encode() + b"\n"
         for n, (method, params) in enumerate(requests))
     for n, (method, _) in enumerate(requests):
-        together._register(first_id + n, method)  # for the response checks, as `send_request` does
+        together.checker.register(first_id + n, method)  # for the response checks, as `send_request` does
     together.send_bytes(lines)  # one write: the server finds them all waiting
     together.wait_response(last_id)
 
-    alone = servers.start(alone_store)
-    alone.initialize()
+    alone = servers.session(alone_store)
     alone.call("memo/list", id=first_id - 1)
     for n, (method, params) in enumerate(requests):
         alone.request(method, params, id=first_id + n)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from conftest import Server
+from cnsupport.session import barrier, quiet
 
 STORE_UNAVAILABLE = -33005
 
@@ -26,6 +28,16 @@ def remount(path: Path, option: str) -> None:
     subprocess.run(["mount", "-o", f"remount,{option}", str(path)], check=True, capture_output=True)
 
 
+@contextmanager
+def read_only(disk: Path) -> Iterator[None]:
+    """The disk remounted read-only, then read-write again."""
+    remount(disk, "ro")
+    try:
+        yield
+    finally:
+        remount(disk, "rw")
+
+
 @pytest.fixture
 def small_disk(tmp_root):
     """A 4 MB filesystem, unmounted after the test."""
@@ -38,8 +50,7 @@ def small_disk(tmp_root):
 
 def test_a_full_disk_refuses_writes_and_loses_nothing(servers, small_disk):
     store = small_disk / "notes.sqlite"
-    server = servers.start(store)
-    server.initialize(mirror=True)
+    server = servers.session(store, mirror=True)
     kept = [server.call("memo/create", {"text": f"before the disk filled {index}\n" + "k" * 500})["memo"]
             for index in range(20)]
     # Fill the disk but for a little room, then write until the store is refused.
@@ -63,15 +74,13 @@ def test_a_full_disk_refuses_writes_and_loses_nothing(servers, small_disk):
     update = server.error_of("memo/update", {"id": kept[0]["id"], "text": "x" * 100_000})
     assert update["code"] == STORE_UNAVAILABLE
     assert server.memo_text(kept[0]["id"]) == kept[0]["text"]
-    server.mirror.check()
+    server.check_mirror()
     # Room again: writes work again, without a restart.
     filler.unlink()
     server.call("memo/update", {"id": kept[0]["id"], "text": "after the disk had room again"})
     assert server.shutdown_and_exit() == 0
-    server.wait()
 
-    restarted = servers.start(store)
-    restarted.initialize()
+    restarted = servers.session(store)
     texts = {row["id"] for row in restarted.list_all()["rows"]}
     assert {memo["id"] for memo in kept + acknowledged} <= texts
     assert restarted.memo_text(kept[0]["id"]) == "after the disk had room again"
@@ -81,59 +90,39 @@ def test_a_full_disk_refuses_writes_and_loses_nothing(servers, small_disk):
 
 def test_a_read_only_disk_serves_the_memos_and_refuses_changes(servers, small_disk):
     store = small_disk / "notes.sqlite"
-    writer = servers.start(store)
-    writer.initialize()
+    writer = servers.session(store)
     memos = [writer.call("memo/create", {"text": f"stored {index}\nbody"})["memo"] for index in range(5)]
     assert writer.shutdown_and_exit() == 0
-    writer.wait()
     before = store.read_bytes()
-    remount(small_disk, "ro")
-    try:
-        server = servers.start(store)
-        _, start_notes = server.initialize(mirror=True)
+    with read_only(small_disk):
+        server = servers.session(store, mirror=True)
         assert "read-only" in server.stderr or "read only" in server.stderr
-        assert server.mirror.detail["id"] == memos[-1]["id"]  # it started and shows the newest memo
+        assert server.mirror.detail.id == memos[-1]["id"]  # it started and shows the newest memo
         assert [row["id"] for row in server.list_all()["rows"]] == [memo["id"] for memo in reversed(memos)]
-        assert server.call("memo/search", {"query": "stored 3"})["total"] == 1
+        assert server.search_total("stored 3") == 1
         for method, params in [("memo/create", {"text": "new"}),
                                ("memo/update", {"id": memos[0]["id"], "text": "changed"}),
                                ("memo/delete", {"id": memos[1]["id"]})]:
             error = server.error_of(method, params)
             assert error["code"] == STORE_UNAVAILABLE and "read-only" in error["message"], error
-        server.mirror.check()
+        server.check_mirror()
         assert server.shutdown_and_exit() == 0
-        server.wait()
-    finally:
-        remount(small_disk, "rw")
     assert store.read_bytes() == before
 
 
 def test_a_read_only_store_whose_log_was_never_checkpointed_shows_what_the_log_holds(servers, small_disk):
     store = small_disk / "notes.sqlite"
-    writer = servers.start(store)
-    writer.initialize()
+    writer = servers.session(store)
     writer.call("memo/create", {"text": "only in the write-ahead log"})
     writer.kill()  # no checkpoint: the acknowledged memo is in notes.sqlite-wal
     writer.wait()
     assert (small_disk / "notes.sqlite-wal").stat().st_size > 0
     before = {path.name: path.read_bytes() for path in small_disk.iterdir()}
-    remount(small_disk, "ro")
-    try:
-        server = servers.start(store)
-        server.initialize(mirror=True)
+    with read_only(small_disk):
+        server = servers.session(store, mirror=True)
         assert [row["title"] for row in server.list_all()["rows"]] == ["only in the write-ahead log"]
         assert server.error_of("memo/create", {"text": "new"})["code"] == STORE_UNAVAILABLE
-        assert quiet_for(server, 1.0) == []  # a read-only store never looks changed by others
+        # A read-only store never looks changed by others: not while the client is idle, nor to a request.
+        assert quiet(server, 1.0) == [] and barrier(server) == []
         assert server.shutdown_and_exit() == 0
-        server.wait()
-    finally:
-        remount(small_disk, "rw")
     assert {path.name: path.read_bytes() for path in small_disk.iterdir()} == before
-
-
-def quiet_for(server: Server, seconds: float) -> list[dict]:
-    """What the server sends unprompted within `seconds`."""
-    try:
-        return [server.next_message(seconds)]
-    except AssertionError:
-        return []

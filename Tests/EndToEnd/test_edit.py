@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import INVALID_PARAMS, MEMO_NOT_FOUND, VERSION_CONFLICT, methods_of, params_of
+from cnsupport.schema import INVALID_PARAMS, MEMO_NOT_FOUND, VERSION_CONFLICT
+from cnsupport.session import methods_of, params_of
 
 
 def edit(client, memo: dict, edits: list[dict], base_version: int | None = None):
@@ -41,12 +42,12 @@ def test_edits_apply_in_order_and_the_result_carries_the_new_version_not_the_tex
         "modifiedAt": result["modifiedAt"], "displayDate": result["displayDate"], "length": len(expected.encode())}
     assert result["modifiedAt"] >= memo["modifiedAt"]
     assert client.memo_text(memo["id"]) == expected
-    # Rule 3, as for memo/update: one didUpdate, and the detail pane is not shown its own text back.
+    # Rule S3, as for memo/update: one didUpdate, and the detail pane is not shown its own text back.
     assert params_of(notes, "list/didUpdate") == [{"fromIndex": 0, "toIndex": 0, "row": {
         "id": memo["id"], "title": "Weekly Shopping", "preview": "oat milk eggs bread",
         "modifiedAt": result["modifiedAt"], "displayDate": result["displayDate"]}}]
     assert "detail/didShow" not in methods_of(notes)
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_typing_korean_and_deleting_through_edits_matches_the_text_an_editor_holds(client):
@@ -71,7 +72,7 @@ def test_an_edit_of_a_memo_below_the_top_moves_it_up_and_shifts_the_selection(cl
     notes, _ = edit(client, first, [{"start": 5, "end": 5, "text": " edited"}])
     assert params_of(notes, "list/didUpdate")[0]["fromIndex"] == 1
     assert params_of(notes, "selection/didChange") == [{"id": second["id"], "index": 1}]
-    assert [row["title"] for row in client.mirror.check()["rows"]] == ["first edited", "second"]
+    assert [row["title"] for row in client.check_mirror()["rows"]] == ["first edited", "second"]
 
 
 def test_no_edits_change_nothing(client):
@@ -89,21 +90,19 @@ def test_an_edit_that_makes_a_memo_match_the_search_enters_the_filtered_list(cli
     client.call("memo/search", {"query": "alpha"})
     notes, _ = edit(client, beta, [{"start": 4, "end": 4, "text": " and alpha"}])
     assert methods_of(notes)[:1] == ["list/didInsert"]
-    assert [row["title"] for row in client.mirror.check()["rows"]] == ["beta and alpha", "alpha"]
+    assert [row["title"] for row in client.check_mirror()["rows"]] == ["beta and alpha", "alpha"]
     # The search is never stale: the edited text is found, the old one is not.
-    assert client.call("memo/search", {"query": "and alpha"})["total"] == 1
-    assert client.call("memo/search", {"query": "zzz"})["total"] == 0
+    assert client.search_total("and alpha") == 1
+    assert client.search_total("zzz") == 0
 
 
 def test_an_acknowledged_edit_survives_a_kill(servers):
-    server = servers.start()
-    server.initialize()
+    server = servers.session()
     memo = server.call("memo/create", {"text": "draft"})["memo"]
     server.call("memo/edit", {"id": memo["id"], "baseVersion": 1, "edits": [{"start": 5, "end": 5, "text": " 2"}]})
     server.kill()
     server.wait()
-    again = servers.start()
-    again.initialize()
+    again = servers.session()
     assert again.memo_text(memo["id"]) == "draft 2"
 
 
@@ -128,7 +127,7 @@ def test_a_bad_edit_is_refused_naming_it_and_no_edit_is_applied(client, edits, p
     assert words in error["message"], error
     assert client.memo_text(memo["id"]) == "가나ab"
     assert client.call("memo/select", {"id": memo["id"]})["memo"]["version"] == memo["version"]
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_more_edits_than_a_request_may_carry_are_refused(client):
@@ -165,4 +164,4 @@ def test_an_edit_of_an_unknown_or_deleted_memo(client):
     assert edit_error(client, memo, [{"start": 0, "end": 0, "text": "x"}])["code"] == MEMO_NOT_FOUND
     unknown = {"id": "00000000-0000-4000-8000-000000000001", "version": 1}
     assert edit_error(client, unknown, [])["code"] == MEMO_NOT_FOUND
-    client.mirror.check()
+    client.check_mirror()

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from conftest import BINARY
+from cnsupport.paths import BINARY
 
 DRIVERS = Path(__file__).resolve().parent / "editor_clients"
 
@@ -214,7 +214,7 @@ def check_initialize(notifications: list[dict], response: dict) -> None:
 
 
 def check_create(notifications: list[dict], response: dict, text: str, title: str, preview: str) -> dict:
-    """memo/create's notifications, in order, and its result: split-view rule 2. Returns the new row."""
+    """memo/create's notifications, in order, and its result: split-view rule S2. Returns the new row."""
     assert methods(notifications) == ["list/didInsert", "selection/didChange", "detail/didShow"]
     insert, selection, show = (note["params"] for note in notifications)
     memo = result_of(response)["memo"]
@@ -251,7 +251,7 @@ def check_session(report: dict) -> None:
         ((notifications, response) for _, notifications, response in found)
 
     check_initialize(*initialize)
-    # `initialized` on an empty store clears the detail pane (rule 1), before anything memo/create causes.
+    # `initialized` on an empty store clears the detail pane (rule S1), before anything memo/create causes.
     notifications, response = create_1
     assert notifications[:1] == [{"notification": "detail/didClear", "params": {"editable": False}}]
     shopping = check_create(notifications[1:], response, SHOPPING, "Shopping", "milk eggs")

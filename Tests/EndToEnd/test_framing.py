@@ -13,9 +13,10 @@ import subprocess
 
 import pytest
 
-from conftest import (
-    BINARY, CONTENT_LENGTH, FRAMINGS, INVALID_REQUEST, LINES, PARSE_ERROR, READERS, frame, next_response, still_fine,
-)
+from cnsupport.framing import CONTENT_LENGTH, FRAMINGS, LINES, READERS, frame
+from cnsupport.paths import BINARY
+from cnsupport.schema import INVALID_REQUEST, PARSE_ERROR
+from cnsupport.session import next_response, still_fine
 
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024  # capabilities.limits.maxMessageBytes
 
@@ -37,7 +38,7 @@ def stored(client):
     """An initialized session with memos stored, and a snapshot of them."""
     client.create("stored before the bad framing\nwith a body")
     client.create("the selected memo")
-    client.mirror.check()
+    client.check_mirror()
     return client, client.snapshot()
 
 
@@ -147,8 +148,7 @@ def test_end_of_input_inside_a_message(servers, stored, cut, problem):
     assert errors[0]["id"] is None and errors[0]["error"]["code"] == PARSE_ERROR, errors
     assert problem in errors[0]["error"]["message"], errors
     assert client.wait() == 0
-    again = servers.start()
-    again.initialize()
+    again = servers.session()
     after = again.snapshot()
     assert after[0][2] == "sent just before the end"
     assert after[1:] == before, "a stored memo changed"
@@ -206,8 +206,7 @@ def test_each_session_is_answered_in_the_framing_it_began_in(tmp_root, framing, 
 
 @pytest.mark.parametrize("use_serve", [True, False], ids=["serve", "default subcommand"])
 def test_the_stdio_flag_of_lsp_clients_is_accepted(servers, use_serve):
-    srv = servers.start(use_serve=use_serve, args=["--stdio"])
-    srv.initialize()
+    srv = servers.session(use_serve=use_serve, args=["--stdio"])
     memo = srv.create("served over stdio")
     assert [row["id"] for row in srv.list_all()["rows"]] == [memo["id"]]
     assert srv.shutdown_and_exit() == 0
@@ -222,7 +221,7 @@ def test_messages_split_across_many_small_writes_are_read_whole(stored):
         request_id = client.new_id()
         client.send_raw(request_body(request_id, "memo/create", {"text": text}), write_size=1)
         notes, response = client.wait_response(request_id)
-        client.mirror.apply(notes)
+        client.feed(notes)
         assert response["result"]["memo"]["text"] == text, response
     client.send_raw(b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"long gone"}}', write_size=1)
     # A pipelined burst in pieces of 7 bytes: pieces that end one message and begin the next.
@@ -234,7 +233,7 @@ def test_messages_split_across_many_small_writes_are_read_whole(stored):
         notes, response = client.wait_response(f"burst-{n}")
         assert notes == [] and response["result"]["total"] == len(before) + len(texts), response
     assert not client.stray, f"answers to nothing that was asked: {client.stray}"
-    client.mirror.check()
+    client.check_mirror()
     after = client.snapshot()
     assert [memo[2] for memo in after[:len(texts)]] == texts[::-1]
     assert after[len(texts):] == before, "a stored memo changed"

@@ -8,15 +8,14 @@ another process, adds and deletes memos around it. Its window must then be the s
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import BINARY, REPO
-from test_multi_process import shell
+from cnsupport.cli import Cli
+from cnsupport.paths import REPO, path_with_binary
 
 SPEC = REPO / "protocol" / "README.md"
 
@@ -31,17 +30,9 @@ def guide_code(tmp_path: Path) -> Path:
     return path
 
 
-def on_path() -> dict:
-    """The environment with the binary under test first on PATH, as `cloudnotes`."""
-    return dict(os.environ, PATH=f"{Path(BINARY).parent}{os.pathsep}{os.environ['PATH']}")
-
-
 def test_the_script_runs_as_written(tmp_path):
     script = guide_code(tmp_path)
-    if Path(BINARY).name != "cloudnotes":
-        (tmp_path / "bin").mkdir()
-        (tmp_path / "bin" / "cloudnotes").symlink_to(BINARY)
-    env = dict(on_path(), PATH=f"{tmp_path / 'bin'}{os.pathsep}{on_path()['PATH']}")
+    env = dict(os.environ, PATH=path_with_binary(tmp_path))
     result = subprocess.run([sys.executable, str(script), str(tmp_path / "notes.sqlite")], capture_output=True,
                             text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
@@ -50,24 +41,25 @@ def test_the_script_runs_as_written(tmp_path):
 
 
 def test_its_window_follows_another_process(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", on_path()["PATH"])
+    monkeypatch.setenv("PATH", path_with_binary(tmp_path))
     spec = importlib.util.spec_from_file_location("smallest", guide_code(tmp_path))
     smallest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(smallest)
     store = tmp_path / "notes.sqlite"
+    shell = Cli(store)
     front_end = smallest.FrontEnd(str(store))
     try:
         front_end.request("initialize", clientInfo={"name": "guide test"})
         front_end.send({"method": "initialized"})
-        ids = [shell(store, "new", f"memo {index}").strip() for index in range(14)]
+        ids = [shell.new(f"memo {index}") for index in range(14)]
         front_end.show()
-        shell(store, "rm", ids[-1])      # inside the window: it is short until shown again
-        shell(store, "rm", ids[0])       # below it
-        shell(store, "new", "newest")    # above everything
+        shell.rm(ids[-1])      # inside the window: it is short until shown again
+        shell.rm(ids[0])       # below it
+        shell.new("newest")    # above everything
         # This client reads its stdout only while it waits for a response; the notifications are there.
         front_end.request("memo/list", offset=0, limit=1)
         front_end.show()
-        listed = json.loads(shell(store, "list", "--json"))
+        listed = shell.rows()
         assert front_end.total == len(listed) == 13
         assert [row["id"] for row in front_end.rows] == [row["id"] for row in listed[:10]]
         front_end.request("shutdown")

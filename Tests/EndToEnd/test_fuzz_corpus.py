@@ -9,7 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import REPO
+from cnsupport.paths import REPO
 
 FUZZ_BIN = Path(os.environ.get("CLOUDNOTES_FUZZ_BIN", str(REPO / ".build" / "debug" / "CloudNotesFuzz")))
 CORPORA = [REPO / "Tests" / "Fuzz" / "seeds", REPO / "Tests" / "Fuzz" / "regressions"]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FRAMINGS, INVALID_PARAMS, PARSE_ERROR
+from cnsupport.framing import FRAMINGS
+from cnsupport.schema import INVALID_PARAMS, PARSE_ERROR
 
 
 def nested(depth: int) -> str:
@@ -46,8 +47,7 @@ def test_a_memo_of_exactly_the_memo_limit_is_stored_and_one_byte_more_is_refused
 
 
 def test_logs_at_the_default_level_never_carry_memo_text(servers):
-    server = servers.start()
-    server.initialize()
+    server = servers.session()
     secret = "secret-diary-entry-7f3a"
     memo = server.call("memo/create", {"text": f"{secret}\nbody {secret}"})["memo"]
     server.call("memo/update", {"id": memo["id"], "text": f"{secret} v2"})
@@ -57,6 +57,5 @@ def test_logs_at_the_default_level_never_carry_memo_text(servers):
     server.send_raw('{"jsonrpc":"2.0","id":77,"method":"memo/create","params":{"text":"' + secret + '"')
     server.next_message()
     assert server.shutdown_and_exit() == 0
-    server.wait()
     assert server.stderr.strip(), "the server logged nothing at all"
     assert secret not in server.stderr

@@ -2,7 +2,8 @@
 
 import pytest
 
-from conftest import INVALID_PARAMS, make_entries
+from cnsupport.schema import INVALID_PARAMS
+from cnsupport.session import make_entries
 
 
 def ids(rows):
@@ -23,12 +24,11 @@ def test_newest_modified_first(client):
     rows = client.list_all()["rows"]
     assert [r["title"] for r in rows][:2] == ["t1000 edited", "fresh"]
     assert created["id"] in ids(rows)
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_memos_sharing_one_timestamp_keep_one_order(servers):
-    first = servers.start()
-    first.initialize(mirror=True)
+    first = servers.session(mirror=True)
     first.call("memo/import", {"memos": make_entries(250, "same time", 1_608_651_333)})
     listing = first.list_all()
     order = ids(listing["rows"])
@@ -46,11 +46,10 @@ def test_memos_sharing_one_timestamp_keep_one_order(servers):
     other = first.create("another memo")
     first.call("memo/update", {"id": other["id"], "text": "another memo, edited"})
     assert [i for i in ids(first.list_all()["rows"]) if i != other["id"]] == order
-    first.mirror.check()
+    first.check_mirror()
     assert first.shutdown_and_exit() == 0
     # And a restart too.
-    second = servers.start()
-    second.initialize()
+    second = servers.session()
     assert [i for i in ids(second.list_all()["rows"]) if i != other["id"]] == order
 
 
@@ -61,7 +60,7 @@ def test_filtered_list_keeps_the_same_relative_order(client):
     filtered = ids(client.list_all()["rows"])
     assert filtered == [i for i in order if i in set(filtered)]
     assert result["total"] == len(filtered) == 11   # tie 1, tie 10..19
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_offset_and_limit(client):

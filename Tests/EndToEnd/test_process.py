@@ -7,14 +7,13 @@ import time
 
 import pytest
 
-from conftest import BINARY
+from cnsupport.paths import BINARY
 
 
 def test_the_server_exits_when_its_client_process_is_gone(servers, tmp_root):
     client_process = subprocess.Popen(["sleep", "60"])
     try:
-        srv = servers.start(args=["--client-process-id", str(client_process.pid)])
-        srv.initialize()
+        srv = servers.session(args=["--client-process-id", str(client_process.pid)])
         memo = srv.create("written before the editor went away")
         client_process.kill()
         client_process.wait()
@@ -25,14 +24,12 @@ def test_the_server_exits_when_its_client_process_is_gone(servers, tmp_root):
     finally:
         if client_process.poll() is None:
             client_process.kill()
-    again = servers.start()
-    again.initialize()
+    again = servers.session()
     assert [row["id"] for row in again.list_all()["rows"]] == [memo["id"]]
 
 
 def test_a_running_client_process_keeps_the_server_alive(servers):
-    srv = servers.start(args=["--client-process-id", str(os.getpid())])
-    srv.initialize()
+    srv = servers.session(args=["--client-process-id", str(os.getpid())])
     time.sleep(1.5)  # three checks of the client process
     assert srv.proc.poll() is None
     srv.create("still here")
@@ -43,8 +40,7 @@ def test_a_store_readable_by_others_is_reported(servers, tmp_root):
     folder.mkdir(mode=0o755)
     os.chmod(folder, 0o755)
     store = folder / "notes.sqlite"
-    srv = servers.start(store)
-    srv.initialize()
+    srv = servers.session(store)
     srv.create("private?")
     srv.stop()
     assert "readable by other users" in srv.stderr
@@ -52,8 +48,7 @@ def test_a_store_readable_by_others_is_reported(servers, tmp_root):
 
 
 def test_a_private_store_is_not_reported(servers):
-    srv = servers.start()
-    srv.initialize()
+    srv = servers.session()
     srv.create("private")
     srv.stop()
     assert "readable by other users" not in srv.stderr
@@ -78,8 +73,7 @@ def test_serve_takes_every_flag_with_or_without_its_name(servers, tmp_root, use_
     assert "debug cloudnotes: ignored the notification an/unknown-notification" in logged
     assert f"serving {srv.store}" in logged
     assert srv.stderr == ""  # the logs went to the file
-    again = servers.start(srv.store)
-    again.initialize()
+    again = servers.session(srv.store)
     assert [row["id"] for row in again.list_all()["rows"]] == [memo["id"]]
 
 
@@ -130,8 +124,7 @@ def minor_page_faults(pid: int) -> int:
 def test_typing_into_a_long_memo_reuses_memory_instead_of_mapping_fresh_pages(servers):
     # glibc's defaults map every block over 128 KB afresh and give big free blocks back, so each keystroke
     # into a 100 KB memo met about 95 new pages, each a page fault; the server keeps such memory for reuse.
-    srv = servers.start()
-    srv.initialize()
+    srv = servers.session()
     text = "".join(f"line {i}: 회의 메모, meeting notes about the budget\n" for i in range(2_000))
     assert len(text.encode()) > 100_000
     memo = srv.create(text)
@@ -161,8 +154,7 @@ def test_the_server_enlarges_its_pipes_so_a_long_memo_crosses_in_one_write(serve
     with open("/proc/sys/fs/pipe-max-size") as limit:
         if int(limit.read()) < 1 << 18:
             pytest.skip("this system lets no unprivileged process have a 256 KB pipe")
-    srv = servers.start()
-    srv.initialize()
+    srv = servers.session()
     assert fcntl.fcntl(srv.proc.stdin.fileno(), F_GETPIPE_SZ) == 1 << 18
     assert fcntl.fcntl(srv.proc.stdout.fileno(), F_GETPIPE_SZ) == 1 << 18
     text = "한글 and English, " * 15_000

@@ -2,10 +2,10 @@
 never stale."""
 
 import signal
-import sqlite3
-import time
 
 import pytest
+
+from cnsupport.store_file import wait_until_indexed
 
 MEMOS = {
     "apple": "Apple Pie\nbake at 180 degrees",
@@ -25,7 +25,7 @@ def corpus(client):
     ids = {}
     for key, text in MEMOS.items():
         ids[key] = client.create(text)["id"]
-    client.mirror.check()
+    client.check_mirror()
     return client, ids
 
 
@@ -35,7 +35,7 @@ def found(client, query):
     listing = client.list_all()
     assert listing["total"] == result["total"]
     assert [r["id"] for r in listing["rows"]][:100] == [r["id"] for r in result["rows"]]
-    client.mirror.check()
+    client.check_mirror()
     return {r["id"] for r in listing["rows"]}
 
 
@@ -125,7 +125,7 @@ def test_two_character_non_ascii_query_in_mixed_case(client):
     for query in ("éA", "ÉA", "Éa", "éa", "éau", "ÉAU", "fÉa"):
         result = client.call("memo/search", {"query": query})
         assert {r["id"] for r in result["rows"]} == {mixed["id"]}, f"query {query!r} misses 'CAFéAU'"
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_empty_query_clears_the_filter(corpus):
@@ -133,7 +133,7 @@ def test_empty_query_clears_the_filter(corpus):
     assert len(found(client, "apple")) == 1
     result = client.call("memo/search", {"query": ""})
     assert result["total"] == len(MEMOS)
-    assert client.mirror.check()["total"] == len(MEMOS)
+    assert client.check_mirror()["total"] == len(MEMOS)
 
 
 def test_query_with_a_nul_character(client):
@@ -144,7 +144,7 @@ def test_query_with_a_nul_character(client):
         assert [r["id"] for r in result["rows"]] == [with_nul["id"]], f"query {query!r}"
         # The filter stays usable.
         assert client.call("memo/list", {})["total"] == 1
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_search_sees_every_acknowledged_write(client):
@@ -164,50 +164,30 @@ def test_search_sees_every_acknowledged_write(client):
 
 
 def test_search_after_a_crash_sees_every_acknowledged_write(servers):
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     memo = first.create("검색 색인 테스트 alpha")
     first.call("memo/update", {"id": memo["id"], "text": "검색 색인 테스트 omega"})
     first.create("second 메모")
     first.proc.send_signal(signal.SIGKILL)
     first.wait()
-    second = servers.start()
-    second.initialize()
+    second = servers.session()
     for query, total in [("omega", 1), ("alpha", 0), ("색인", 1), ("색", 1), ("메모", 1), ("메", 1), ("테스트 o", 1)]:
-        assert second.call("memo/search", {"query": query})["total"] == total, query
+        assert second.search_total(query) == total, query
 
 
 def test_search_of_a_5000_memo_store_is_correct(client):
     entries = [{"title": f"entry {i}", "body": ("짝수" if i % 2 == 0 else "홀수") + f" #{i:05d}", "last_modified": 1_600_000_000 + i}
                for i in range(5000)]
     client.call("memo/import", {"memos": entries}, timeout=60)
-    assert client.call("memo/search", {"query": "짝수"})["total"] == 2500
-    assert client.call("memo/search", {"query": "홀"})["total"] == 2500
-    assert client.call("memo/search", {"query": "#0499"})["total"] == 10
-    assert client.call("memo/search", {"query": "ENTRY 4999"})["total"] == 1
-    client.mirror.check()
-
-
-def wait_until_indexed(store, timeout=30.0):
-    """Waits for the server's background indexing (it starts once the client is quiet)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-        try:
-            left = con.execute("SELECT count(*) FROM memo WHERE indexed = 0 AND deleted = 0").fetchone()[0]
-        finally:
-            con.close()
-        if left == 0:
-            return
-        assert time.monotonic() < deadline, f"{left} memos still unindexed"
-        time.sleep(0.1)
+    expected = {"짝수": 2500, "홀": 2500, "#0499": 10, "ENTRY 4999": 1}
+    assert client.search_totals(expected) == expected
+    client.check_mirror()
 
 
 def test_short_queries_through_the_index_find_every_occurrence(servers):
     """One- and two-character queries without case are answered by the index's terms (the index holds
     each text followed by two sentinels): an occurrence at a text's end, and a one-character text, count."""
-    client = servers.start()
-    client.initialize()
+    client = servers.session()
     texts = {"end": "오늘의 회의", "whole": "회의", "one": "회", "middle": "회의록 정리", "apart": "회 의",
              "digits": "방 12호", "quote": '"의" 자', "none": "메모"}
     ids = {key: client.create(text)["id"] for key, text in texts.items()}
@@ -222,8 +202,7 @@ def test_short_queries_through_the_index_find_every_occurrence(servers):
 def test_short_ascii_queries_through_the_index_fold_case_as_the_index(servers):
     """One- and two-character ASCII queries are answered by the index's terms too, case folded as the
     index folds it: ASCII letters, and KELVIN SIGN and LONG S, which it folds to k and s."""
-    client = servers.start()
-    client.initialize()
+    client = servers.session()
     texts = {"end": "team meeting", "upper": "MEETING NOTES", "one": "e", "tail": "ends in Me",
              "kelvin": "0 \u212aelvin", "long_s": "Tho\u017fe", "korean": "회의", "digits": "room 12"}
     ids = {key: client.create(text)["id"] for key, text in texts.items()}
@@ -244,8 +223,7 @@ def test_case_beyond_ascii_is_folded_as_the_index_folds_it_indexed_or_not(server
     """A final sigma, a micro sign and a long s fold as the index folds them (to σ, μ and s), so a memo
     matches the same before the background indexing reaches it, after, and when it is edited under the
     filter (it must stay in the list, not leave it until the index holds it again)."""
-    client = servers.start()
-    client.initialize()
+    client = servers.session()
     greek = client.create("ΛΌΓΟΣ ΚΑΙ ΕΡΓΟΝ")
     micro = client.create("5µm")
     client.create("λόγια")

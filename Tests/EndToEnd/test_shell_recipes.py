@@ -4,14 +4,12 @@ documentation cannot drift from the command line."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import BINARY, REPO
+from cnsupport.paths import REPO, path_with_binary
 
 RECIPES = REPO / "clients" / "shell" / "README.md"
 
@@ -27,17 +25,14 @@ def recipe(containing: str) -> str:
 @pytest.fixture
 def sh(tmp_root):
     """Runs a recipe in bash with `cloudnotes` on PATH and a fresh store."""
-    bin_dir = tmp_root / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "cloudnotes").symlink_to(Path(BINARY).resolve())
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_root), "LANG": "C.UTF-8",
+    env = {"PATH": path_with_binary(tmp_root), "HOME": str(tmp_root), "LANG": "C.UTF-8",
            "CLOUDNOTES_STORE": str(tmp_root / "notes.sqlite")}
 
     def run(script: str, **extra_env) -> subprocess.CompletedProcess:
         return subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, timeout=60,
                               env={**env, **extra_env}, cwd=tmp_root)
 
-    run.bin_dir = bin_dir
+    run.bin_dir = tmp_root / "bin"
     run.memos = lambda: json.loads(run("cloudnotes list --json").stdout)
     return run
 

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from conftest import ISO_MS
+from cnsupport.schema import ISO_MS
 
 TRICKY_TEXTS = [
     "Windows line\r\nendings\r\nkept\r\n",
@@ -30,8 +30,7 @@ def parse_ms(text: str) -> datetime.datetime:
 
 
 def test_text_is_kept_byte_for_byte(servers):
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     ids = []
     for text in TRICKY_TEXTS:
         memo = first.create(text)
@@ -43,12 +42,11 @@ def test_text_is_kept_byte_for_byte(servers):
     assert updated["text"] == TRICKY_TEXTS[0] + "\r\n\u0000"
     expected = dict(zip(ids, TRICKY_TEXTS))
     expected[ids[0]] = TRICKY_TEXTS[0] + "\r\n\u0000"
-    # The blank one is discarded by rule 5 once another memo gets the selection: select a real one last.
+    # The blank one is discarded by rule S5 once another memo gets the selection: select a real one last.
     first.call("memo/select", {"id": ids[1]})
     expected.pop(ids[-1])
     assert first.shutdown_and_exit() == 0
-    second = servers.start()
-    second.initialize()
+    second = servers.session()
     for memo_id, text in expected.items():
         memo = second.call("memo/select", {"id": memo_id})["memo"]
         assert memo["text"] == text, memo_id
@@ -59,16 +57,14 @@ def test_a_5_mb_text_is_kept_exactly(servers):
     line = "다섯 메가바이트 memo line with emoji 😀 and CRLF\r\n"
     text = "Big memo\n" + line * (5 * 1024 * 1024 // len(line.encode("utf-8")) + 1)
     assert len(text.encode("utf-8")) >= 5 * 1024 * 1024
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     memo = first.call("memo/create", {"text": text}, timeout=60)["memo"]
     assert memo["text"] == text
     assert memo["title"] == "Big memo"
     assert first.shutdown_and_exit() == 0
-    second = servers.start()
-    second.initialize()
+    second = servers.session()
     assert second.call("memo/select", {"id": memo["id"]}, timeout=60)["memo"]["text"] == text
-    assert second.call("memo/search", {"query": "메가바이트 memo"})["total"] == 1
+    assert second.search_total("메가바이트 memo") == 1
 
 
 @pytest.mark.parametrize("text, title, body", [
@@ -129,8 +125,7 @@ def test_timestamps_have_milliseconds_and_version_grows(client):
 
 
 def test_restart_finds_every_acknowledged_change(servers):
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     kept = first.create("kept as created")
     edited = first.create("edited once")
     deleted = first.create("deleted soon")
@@ -140,19 +135,17 @@ def test_restart_finds_every_acknowledged_change(servers):
     expected = first.snapshot()
     assert first.shutdown_and_exit() == 0
 
-    second = servers.start()
-    second.initialize()
+    second = servers.session()
     assert second.snapshot() == expected
     assert second.call("memo/select", {"id": edited["id"]})["memo"]["version"] == edited["version"]
     assert second.error_of("memo/select", {"id": deleted["id"]})["code"] == -33001
-    assert second.call("memo/search", {"query": "twice"})["total"] == 1
-    assert second.call("memo/search", {"query": "deleted"})["total"] == 0
+    assert second.search_total("twice") == 1
+    assert second.search_total("deleted") == 0
     assert kept["id"] in [r["id"] for r in second.call("memo/search", {"query": ""})["rows"]]
 
 
 def test_sigkill_right_after_an_acknowledged_update_loses_nothing(servers):
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     memo = first.create("before the crash")
     other = first.create("another memo")
     first.call("memo/delete", {"id": other["id"]})
@@ -160,28 +153,23 @@ def test_sigkill_right_after_an_acknowledged_update_loses_nothing(servers):
     first.proc.send_signal(signal.SIGKILL)
     assert first.wait() == -signal.SIGKILL
 
-    second = servers.start()
-    second.initialize()
+    second = servers.session()
     listing = second.list_all()
     assert [r["id"] for r in listing["rows"]] == [memo["id"]]
     again = second.call("memo/select", {"id": memo["id"]})["memo"]
     assert again["text"] == "acknowledged just before SIGKILL 충돌"
     assert again["version"] == updated["version"]
     # The search index is not stale after the crash either.
-    assert second.call("memo/search", {"query": "SIGKILL"})["total"] == 1
-    assert second.call("memo/search", {"query": "충돌"})["total"] == 1
-    assert second.call("memo/search", {"query": "before the crash"})["total"] == 0
-    assert second.call("memo/search", {"query": "another"})["total"] == 0
+    expected = {"SIGKILL": 1, "충돌": 1, "before the crash": 0, "another": 0}
+    assert second.search_totals(expected) == expected
 
 
 def test_sigkill_after_many_acknowledged_creates(servers):
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     ids = [first.create(f"memo {i}")["id"] for i in range(30)]
     first.kill()
     first.wait()
-    second = servers.start()
-    second.initialize()
+    second = servers.session()
     assert sorted(r["id"] for r in second.list_all()["rows"]) == sorted(ids)
 
 
@@ -201,8 +189,7 @@ def assert_private(folder, store_file):
 
 
 def start_and_use(servers, **kwargs):
-    srv = servers.start(**kwargs)
-    srv.initialize()
+    srv = servers.session(**kwargs)
     srv.create("private")
     return srv
 
@@ -245,8 +232,7 @@ def test_cloudnotes_store_variable_sets_the_store(servers, tmp_root):
     assert srv.shutdown_and_exit() == 0
     # --store wins over the variable.
     flag_file = tmp_root / "flag-wins" / "notes.sqlite"
-    srv = servers.start(store=flag_file, env={"CLOUDNOTES_STORE": str(store_file)})
-    srv.initialize()
+    srv = servers.session(store=flag_file, env={"CLOUDNOTES_STORE": str(store_file)})
     assert srv.list_all()["total"] == 0
     assert srv.shutdown_and_exit() == 0
     assert flag_file.exists()

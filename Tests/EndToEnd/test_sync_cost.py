@@ -6,8 +6,8 @@ requests are counted by the proxy as well as reported by `sync --json`); store B
 A costs A's sync at most 8 requests, and B's next sync at most 8; a sync with nothing changed costs at
 most 5.
 
-The durations are printed (run with -s to see them).  The bound on them (240 s) only catches pathological
-behaviour, such as work quadratic in the number of memos: this is not a timing test.
+The durations are printed (run with -s to see them), never checked: what rule 5 promises is counted in
+requests, and a machine's speed is no part of it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import json
 import random
 import time
 
-from conftest import Server
-from syncsupport import Cli, memos_of
-from webdav import FaultProxy
+from cnsupport.cli import Cli
+from cnsupport.fault_proxy import FaultProxy
+from cnsupport.server import Server
+from cnsupport.store_file import memos_of
 
 MEMOS = 100_000
-PATHOLOGICAL_SECONDS = 240
 WORDS = ("milk eggs bread call mum meeting notes project plan ideas book read later buy train ticket "
          "dentist friday budget draft review holiday packing list garden seeds recipe soup birthday gift "
          "password hint wifi router invoice tax return running shoes weekend hike lake museum").split()
@@ -66,7 +66,6 @@ def test_cost_grows_with_changes_not_with_memos(apache_dav, tmp_root, servers):
         measurements["A's first sync: requests (reported / counted)"] = (report["requests"], len(proxy.requests))
         assert report["published"] == MEMOS, report
         assert report["requests"] == len(proxy.requests), (report["requests"], proxy.requests[:20])
-        assert measurements["A's first sync, publishing 100,000 (s)"] < PATHOLOGICAL_SECONDS, measurements
 
         # B pulls them, driven by the server: sync/now with a workDoneToken reports $/progress
         b.ok("new", input="B's own memo")    # B makes its store (and has one change to publish)
@@ -93,7 +92,6 @@ def test_cost_grows_with_changes_not_with_memos(apache_dav, tmp_root, servers):
                                                                                      len(proxy.requests))
         assert server.call("memo/list", {"limit": 1})["total"] == MEMOS + 1
         server.shutdown_and_exit(timeout=120)
-        assert measurements["B's first sync, pulling 100,000, via sync/now (s)"] < PATHOLOGICAL_SECONDS
         assert len(memos_of(b.store)) == MEMOS + 1
         a.sync(timeout=900)                  # A reads B's one memo
         assert len(memos_of(a.store)) == MEMOS + 1

@@ -3,12 +3,10 @@ user who follows it gets what it promises: both edits, made apart, on both store
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-from pathlib import Path
 
-from conftest import BINARY, REPO
+from cnsupport.paths import REPO, path_with_binary
 
 
 def walkthrough() -> str:
@@ -21,10 +19,7 @@ def walkthrough() -> str:
 
 
 def test_readme_walkthrough_merges_both_machines_edits(tmp_path):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "cloudnotes").symlink_to(Path(BINARY).resolve())
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    env = {"PATH": path_with_binary(tmp_path), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     result = subprocess.run(["bash", "-e", "-c", walkthrough()], capture_output=True, text=True, timeout=120,
                             env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr

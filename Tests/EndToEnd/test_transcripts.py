@@ -3,34 +3,34 @@ specification checked against the machine-readable description.
 
 - every transcript passes `protocol/tools/replay.py` (a fresh server on a fresh store each), in both
   framings: as JSON lines, and with each client line sent as a Content-Length body;
-- every message the server wrote during a transcript validates against `protocol/protocol.schema.json`
-  (notification params against `methods[m].params`, results against `methods[m].result` of the request
-  with that id, error codes among `errors`);
+- every message the server wrote during a transcript passes the checks the harness makes of every message
+  (`cnsupport.schema.MessageChecker`): valid against `protocol/protocol.schema.json` (notification
+  params against `methods[m].params`, results against `methods[m].result` of the request with that id,
+  error codes among `errors`), one response per request, timestamps with milliseconds;
 - `protocol/README.md` has a "### `method`" heading for every method of the description and lists every
   error code in its error table.
 
-Self-contained: it imports replay.py by path and needs only pytest and jsonschema. The binary is
-$CLOUDNOTES_BIN, else .build/debug/cloudnotes.
+It imports replay.py by path. The binary is $CLOUDNOTES_BIN, else .build/debug/cloudnotes.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict
 
-import jsonschema
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from cnsupport.paths import REPO
+from cnsupport.schema import CODE, METHODS, exchange_problems
+
 PROTOCOL = REPO / "protocol"
 README = PROTOCOL / "README.md"
-SCHEMA_PATH = PROTOCOL / "protocol.schema.json"
 EXAMPLES = sorted((PROTOCOL / "examples").glob("*.jsonl"))
+ERROR_NAMES = {code: name for name, code in CODE.items()}
 
 
 def _load_replay():
@@ -44,33 +44,6 @@ def _load_replay():
 
 
 replay = _load_replay()
-SCHEMA: Dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-METHODS: Dict[str, Any] = SCHEMA["methods"]
-ERROR_CODES = {entry["code"]: entry["name"] for entry in SCHEMA["errors"]}
-
-ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-UUID_LOWER = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
-FORMATS = jsonschema.FormatChecker(formats=())
-
-
-@FORMATS.checks("date-time")
-def _is_timestamp(value: object) -> bool:
-    # The protocol's timestamps: ISO 8601, UTC, exactly millisecond precision.
-    return not isinstance(value, str) or bool(ISO_MS.match(value))
-
-
-@FORMATS.checks("uuid")
-def _is_memo_id(value: object) -> bool:
-    # Memo ids go out in lower case.
-    return not isinstance(value, str) or bool(UUID_LOWER.match(value))
-
-
-@functools.lru_cache(maxsize=None)
-def _validator(method: str, part: str) -> jsonschema.Draft202012Validator:
-    schema = dict(METHODS[method][part])
-    schema["$defs"] = SCHEMA["$defs"]  # "$ref": "#/$defs/Memo" resolves inside this document
-    return jsonschema.Draft202012Validator(schema, format_checker=FORMATS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,8 +52,11 @@ def _replayed(path: Path, framing: str):
     return replay.replay(path, framing=framing)
 
 
-def _ids(paths: List[Path]) -> List[str]:
-    return [path.name for path in paths]
+@pytest.fixture(params=[(path, framing) for path in EXAMPLES for framing in replay.FRAMINGS],
+                ids=lambda case: f"{case[0].name}-{case[1]}")
+def replayed(request):
+    """A transcript of protocol/examples/ replayed in one framing."""
+    return _replayed(*request.param)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -91,73 +67,16 @@ def test_there_are_transcripts():
     assert 6 <= len(EXAMPLES) <= 10, f"protocol/examples/ should hold 6-10 transcripts, found {len(EXAMPLES)}"
 
 
-@pytest.mark.parametrize("framing", replay.FRAMINGS)
-@pytest.mark.parametrize("path", EXAMPLES, ids=_ids(EXAMPLES))
-def test_transcript_replays(path: Path, framing: str):
-    result = _replayed(path, framing)
-    if not result.ok:
-        pytest.fail(result.report, pytrace=False)
+def test_transcript_replays(replayed):
+    if not replayed.ok:
+        pytest.fail(replayed.report, pytrace=False)
 
 
-def _schema_problems(exchanged) -> List[str]:
-    """Every way the server's messages depart from protocol.schema.json."""
-    problems: List[str] = []
-    pending: Dict[str, str] = {}  # JSON of a request id -> its method
-    for index, (side, message) in enumerate(exchanged):
-        if side == "client":
-            if isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message:
-                pending[json.dumps(message["id"])] = message["method"]
-            continue
-        where = f"server message {index}: {json.dumps(message, ensure_ascii=False)[:160]}"
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            problems.append(f"{where}: not a JSON-RPC 2.0 object")
-            continue
-        if "method" in message:
-            method = message["method"]
-            entry = METHODS.get(method)
-            if set(message) != {"jsonrpc", "method", "params"}:
-                problems.append(f"{where}: a notification has exactly jsonrpc, method and params")
-            if entry is None or entry["kind"] != "notification" or not entry["direction"].startswith("server"):
-                problems.append(f"{where}: {method} is not a server notification of the description")
-                continue
-            problems += [f"{where}: params: {error.message}" for error in _validator(method, "params").iter_errors(message.get("params"))]
-            continue
-        if "result" in message:
-            if set(message) != {"jsonrpc", "id", "result"}:
-                problems.append(f"{where}: a result response has exactly jsonrpc, id and result")
-            method = pending.get(json.dumps(message.get("id")))
-            if method is None or method not in METHODS or METHODS[method]["kind"] != "request":
-                problems.append(f"{where}: a result for an id no request of the transcript used")
-                continue
-            problems += [f"{where}: result of {method}: {error.message}" for error in _validator(method, "result").iter_errors(message["result"])]
-            continue
-        if "error" in message:
-            if set(message) != {"jsonrpc", "id", "error"}:
-                problems.append(f"{where}: an error response has exactly jsonrpc, id and error")
-            error = message["error"]
-            if not isinstance(error, dict) or not set(error) <= {"code", "message", "data"} or not {"code", "message"} <= set(error):
-                problems.append(f"{where}: error is {{code, message, data?}}")
-                continue
-            if error["code"] not in ERROR_CODES:
-                problems.append(f"{where}: error code {error['code']} is not in the description's errors")
-            if not isinstance(error["message"], str) or not error["message"]:
-                problems.append(f"{where}: error message is a non-empty string")
-            if "data" in error and not isinstance(error["data"], dict):
-                problems.append(f"{where}: error data is an object")
-            if not (message.get("id") is None or isinstance(message.get("id"), (int, str))):
-                problems.append(f"{where}: id is an integer, a string or null")
-            continue
-        problems.append(f"{where}: neither a notification nor a response")
-    return problems
-
-
-@pytest.mark.parametrize("framing", replay.FRAMINGS)
-@pytest.mark.parametrize("path", EXAMPLES, ids=_ids(EXAMPLES))
-def test_transcript_messages_match_schema(path: Path, framing: str):
-    result = _replayed(path, framing)
+def test_transcript_messages_match_schema(replayed):
+    result = replayed
     if not any(side == "server" for side, _ in result.exchanged):
         pytest.fail(f"the server wrote nothing to check: {result.report}", pytrace=False)
-    problems = _schema_problems(result.exchanged)
+    problems = exchange_problems(result.exchanged)
     assert not problems, "\n".join(problems[:20])
 
 
@@ -199,11 +118,11 @@ def _error_table_rows() -> Dict[int, str]:
 def test_readme_error_table_lists_every_error_code():
     rows = _error_table_rows()
     assert rows, "protocol/README.md has no error table (a Markdown table whose first header cell is 'Code')"
-    missing = sorted(code for code in ERROR_CODES if code not in rows)
+    missing = sorted(code for code in ERROR_NAMES if code not in rows)
     assert not missing, f"the error table of protocol/README.md lacks codes {missing}"
-    misnamed = sorted(code for code, name in ERROR_CODES.items() if name not in rows[code])
+    misnamed = sorted(code for code, name in ERROR_NAMES.items() if name not in rows[code])
     assert not misnamed, f"the error table names these codes differently from the description: {misnamed}"
-    unknown = sorted(code for code in rows if code not in ERROR_CODES)
+    unknown = sorted(code for code in rows if code not in ERROR_NAMES)
     assert not unknown, f"the error table lists codes the description does not have: {unknown}"
 
 

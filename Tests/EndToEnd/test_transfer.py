@@ -5,11 +5,11 @@ import os
 from pathlib import Path
 
 import pytest
+from cloudnotes_client import Selection
 
-from conftest import (
-    EXPORT_FAILED, IMPORT_INVALID, INVALID_PARAMS, MEMO_NOT_FOUND, REPO, REQUEST_CANCELLED, methods_of, params_of,
-    sample_path, wait_for_progress_report,
-)
+from cnsupport.paths import REPO, sample_path
+from cnsupport.schema import EXPORT_FAILED, IMPORT_INVALID, INVALID_PARAMS, MEMO_NOT_FOUND, REQUEST_CANCELLED
+from cnsupport.session import methods_of, params_of, wait_for_progress_report
 
 
 def entry_text(entry) -> str:
@@ -53,7 +53,7 @@ def test_share_formats(client):
     # Sharing changes nothing.
     notes, _ = client.call_notes("memo/share", {"id": memo["id"], "format": "json"})
     assert notes == []
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_share_of_blank_korean_and_odd_titles(servers):
@@ -89,7 +89,7 @@ def test_import_the_sample_file(client):
     assert params_of(notes, "list/didReset") == [{"total": len(entries)}]
     assert params_of(notes, "selection/didChange")[-1] == {"id": params_of(notes, "detail/didShow")[-1]["memo"]["id"],
                                                           "index": 0}
-    listing = client.mirror.check()
+    listing = client.check_mirror()
     assert listing["total"] == len(entries)
     assert len({row["id"] for row in listing["rows"]}) == len(entries), "each entry is a new memo"
     assert sorted(all_texts(client)) == sorted(entry_text(e) for e in entries)
@@ -102,12 +102,12 @@ def test_import_the_sample_file(client):
     assert {r["modifiedAt"] for r in listing["rows"]} == {"2020-12-22T15:35:33.000Z"}
     # Importing the same file again makes new memos, never merges.
     client.call("memo/import", {"path": str(path)})
-    assert client.mirror.check()["total"] == 2 * len(entries)
+    assert client.check_mirror()["total"] == 2 * len(entries)
     # Korean search over the imported memos (each entry is there twice now).
     for query in ("메모장", "메모", "메", "동기", "우유", "Busan", "busan", "KIMCHI"):
         expected = 2 * sum(query.lower() in entry_text(e).lower() for e in entries)
         assert expected > 0
-        assert client.call("memo/search", {"query": query})["total"] == expected, query
+        assert client.search_total(query) == expected, query
 
 
 def test_import_keeps_an_existing_selection(client):
@@ -121,18 +121,18 @@ def test_import_keeps_an_existing_selection(client):
     assert "list/didReset" in methods_of(notes)
     assert "detail/didShow" not in methods_of(notes), "an import leaves the selection as it was"
     assert params_of(notes, "selection/didChange") == [{"id": kept["id"], "index": 1}]
-    listing = client.mirror.check()
-    assert client.mirror.selection == {"id": kept["id"], "index": 1}
+    listing = client.check_mirror()
+    assert client.mirror.selection == Selection(kept["id"], 1)
     assert listing["total"] == 3
 
 
 def test_import_under_a_filter_selects_the_newest_when_nothing_was_selected(client):
     client.call("memo/import", {"memos": [{"title": "older", "body": "", "last_modified": 1_000}]})
-    client.mirror.check()
+    client.check_mirror()
     client.call("memo/search", {"query": "zzz"})
-    client.mirror.check()
+    client.check_mirror()
     notes, _ = client.call_notes("memo/import", {"memos": [{"title": "newest", "body": "", "last_modified": 2_000}]})
-    client.mirror.check()
+    client.check_mirror()
     assert client.mirror.detail is not None
 
 
@@ -152,7 +152,7 @@ def test_import_inline_memos_with_exact_text(client):
     # The id in an entry is not reused.
     assert "00000000-0000-4000-8000-000000000009" not in [r["id"] for r in rows]
     assert client.call("memo/import", {"memos": []}) == {"imported": 0}
-    client.mirror.check()
+    client.check_mirror()
 
 
 @pytest.mark.parametrize("bad_entry, index", [
@@ -178,7 +178,7 @@ def test_malformed_inline_import_names_the_entry_and_imports_nothing(client, bad
     assert error["code"] == IMPORT_INVALID, error
     assert error["data"]["index"] == index
     assert client.snapshot() == before, "a malformed import must import nothing"
-    client.mirror.check()
+    client.check_mirror()
 
 
 def test_malformed_import_file_names_the_entry_and_imports_nothing(client, tmp_root):
@@ -190,7 +190,7 @@ def test_malformed_import_file_names_the_entry_and_imports_nothing(client, tmp_r
     error = client.error_of("memo/import", {"path": str(path)})
     assert error["code"] == IMPORT_INVALID
     assert error["data"]["index"] == 7
-    assert client.mirror.check()["total"] == 0
+    assert client.check_mirror()["total"] == 0
 
 
 def test_malformed_entry_chunks_into_a_file_names_it_and_takes_back_what_was_stored(client, tmp_root):
@@ -206,7 +206,7 @@ def test_malformed_entry_chunks_into_a_file_names_it_and_takes_back_what_was_sto
     assert error["code"] == IMPORT_INVALID, error
     assert error["data"]["index"] == 4321
     assert client.snapshot() == before, "a malformed import must import nothing"
-    client.mirror.check()
+    client.check_mirror()
 
 
 @pytest.mark.parametrize("content", [
@@ -221,7 +221,7 @@ def test_import_file_that_is_not_an_array_of_memos(client, tmp_root, content):
     path.write_bytes(content)
     error = client.error_of("memo/import", {"path": str(path)})
     assert error["code"] == IMPORT_INVALID, error
-    assert client.mirror.check()["total"] == 0
+    assert client.check_mirror()["total"] == 0
 
 
 def test_import_errors_for_missing_files_and_bad_params(client, tmp_root):
@@ -234,7 +234,7 @@ def test_import_errors_for_missing_files_and_bad_params(client, tmp_root):
     assert error["code"] == INVALID_PARAMS and error["data"]["param"] == "memos"
     error = client.error_of("memo/import", {"path": 7})
     assert error["code"] == INVALID_PARAMS and error["data"]["param"] == "path"
-    assert client.mirror.check()["total"] == 0
+    assert client.check_mirror()["total"] == 0
 
 
 # -- export -----------------------------------------------------------------------------------------------
@@ -251,8 +251,7 @@ EXPORT_TEXTS = [
 
 
 def test_export_json_round_trips_into_a_fresh_store(servers, tmp_root):
-    first = servers.start()
-    first.initialize()
+    first = servers.session()
     for text in EXPORT_TEXTS:
         first.create(text)
     target = tmp_root / "out" / "memos.json"
@@ -270,8 +269,7 @@ def test_export_json_round_trips_into_a_fresh_store(servers, tmp_root):
     # Export changes nothing.
     assert first.list_all()["total"] == len(EXPORT_TEXTS)
 
-    fresh = servers.start(store=tmp_root / "fresh" / "notes.sqlite")
-    fresh.initialize()
+    fresh = servers.session(store=tmp_root / "fresh" / "notes.sqlite")
     assert fresh.call("memo/import", {"path": str(target)}) == {"imported": len(EXPORT_TEXTS)}
     assert sorted(all_texts(fresh)) == sorted(EXPORT_TEXTS)
     # Same order (same timestamps, seconds) and new ids.

@@ -15,11 +15,12 @@ from .errors import (ERROR_NAMES, BinaryNotFoundError, ClientError, CloudNotesEr
                      InternalError, InvalidParams, InvalidRequest, MemoNotFound, MethodNotFound, ProtocolError,
                      RequestCancelled, RequestTimeoutError, ServerDiedError, ServerNotInitialized,
                      StoreUnavailable, VersionConflict)
-from .mirror import Mirror, MirrorState, WindowMirror
+from .mirror import Mirror, MirrorState
 from .models import (EditResult, ExportResult, ImportEntry, ImportResult, InitializeResult, Limits, ListPage, Memo,
                      MemoRow, Notification, Progress, SearchResult, Selection, ShareResult, TextEdit, apply_edits,
                      parse_timestamp, split_title)
 from .transport import ServerProcess, find_binary
+from .window import WindowMirror
 
 __all__ = [
     "__version__",

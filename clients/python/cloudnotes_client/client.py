@@ -15,72 +15,22 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import __version__
 from .connection import Connection, PendingRequest, ProgressCallback, Tracer
 from .errors import ClientError, CloudNotesError
-from .mirror import Mirror, WindowMirror
-from .models import (EditResult, ExportResult, ImportEntry, ImportResult, InitializeResult, ListPage, Memo,
-                     Notification, SearchResult, ShareResult, TextEdit, Token)
+from .memo_requests import DEFAULT_PAGE_LIMIT, SYNC_ATTEMPTS, USE_DEFAULT, Call, MemoRequests
+from .mirror import Mirror
+from .models import InitializeResult, ListPage, Notification, Token
 from .transport import PathLike, ServerProcess, find_binary, serve_command
+from .window import WindowMirror
 
 #: Seconds to wait for an interactive request (they take milliseconds on a healthy server).
 DEFAULT_TIMEOUT = 30.0
-#: The page size for whole-list reads, until ``initialize`` reports the server's own limit.
-DEFAULT_PAGE_LIMIT = 1000
-_SYNC_ATTEMPTS = 20
 
 
-class _UseDefault:
-    def __repr__(self) -> str:
-        return "<default timeout>"
-
-
-#: Passed as a timeout, means "the client's default for this kind of request".
-USE_DEFAULT: Any = _UseDefault()
-
-
-class Call:
-    """An import or export the server runs in the background: wait for its result, or cancel it."""
-
-    def __init__(self, client: CloudNotesClient, pending: PendingRequest, convert: Callable[[Any], Any],
-                 default_timeout: Optional[float]):
-        self._client = client
-        self._pending = pending
-        self._convert = convert
-        self._default_timeout = default_timeout
-
-    @property
-    def id(self) -> int:
-        """The JSON-RPC id of the request."""
-        return self._pending.id
-
-    @property
-    def method(self) -> str:
-        """The request's method."""
-        return self._pending.method
-
-    def done(self) -> bool:
-        """True once the server has answered (or died)."""
-        return self._pending.done()
-
-    def cancel(self) -> None:
-        """Asks the server to stop the work; :meth:`result` then raises RequestCancelled (-32800).
-
-        An import is all or nothing, so a cancelled import stores nothing. When the work had already
-        finished, the cancellation is ignored and :meth:`result` returns normally.
-        """
-        self._pending.cancel()
-
-    def result(self, timeout: Any = USE_DEFAULT) -> Any:
-        """Waits for the result (an ImportResult or ExportResult); see :meth:`CloudNotesClient.request`."""
-        if timeout is USE_DEFAULT:
-            timeout = self._default_timeout
-        return self._client._finish(self._pending, timeout, self._convert)
-
-
-class CloudNotesClient:
+class CloudNotesClient(MemoRequests):
     """A session with one ``cloudnotes serve`` process, with a mirror of its split view.
 
     ``store`` is the SQLite file (the server's own default when None). ``binary`` is the server
@@ -158,7 +108,7 @@ class CloudNotesClient:
         return result
 
     def send_initialized(self) -> None:
-        """Sends the ``initialized`` notification (rule 1: the newest memo is selected), then syncs the mirror."""
+        """Sends the ``initialized`` notification (rule S1: the newest memo is selected), then syncs the mirror."""
         self.notify("initialized")
         # The notifications of `initialized` reach the mirror before the answer to the next request, so a
         # re-fetch is what makes the mirror current.
@@ -292,7 +242,7 @@ class CloudNotesClient:
             return self._fill_window(self.mirror, timeout)
         limit = self.server_info.limits.max_list_limit if self.server_info else DEFAULT_PAGE_LIMIT
         with self._sync_lock:
-            for _ in range(_SYNC_ATTEMPTS):
+            for _ in range(SYNC_ATTEMPTS):
                 if not self.mirror.stale:
                     return
                 generation = self.mirror.generation
@@ -314,7 +264,7 @@ class CloudNotesClient:
     def _fill_window(self, mirror: WindowMirror, timeout: Any) -> None:
         """Fetches the window's rows with one ``memo/list``, again while notifications move the window."""
         with self._sync_lock:
-            for _ in range(_SYNC_ATTEMPTS):
+            for _ in range(SYNC_ATTEMPTS):
                 if not mirror.stale:
                     return
                 offset = mirror.offset
@@ -332,126 +282,6 @@ class CloudNotesClient:
             raise ClientError("scroll needs a window mirror: make the client with window=N")
         self.mirror.scroll(offset)
         self.sync(timeout)
-
-    # -- typed requests ---------------------------------------------------------------------------------
-
-    def create(self, text: str = "", *, timeout: Any = USE_DEFAULT) -> Memo:
-        """Creates a memo (rule 2: at index 0, selected and shown; an active search is cleared)."""
-        return Memo.from_json(self.request("memo/create", {"text": text}, timeout=timeout)["memo"])
-
-    def update(self, memo_id: str, text: str, base_version: Optional[int] = None, *,
-               timeout: Any = USE_DEFAULT) -> Memo:
-        """Replaces a memo's text (rule 3: its row moves to the top); returns the memo as committed.
-
-        With ``base_version``, the update only applies if the memo is still at that version; otherwise
-        VersionConflict is raised and its ``current_memo`` is the memo now, to merge and retry.
-        """
-        params: Dict[str, Any] = {"id": memo_id, "text": text}
-        if base_version is not None:
-            params["baseVersion"] = base_version
-        return Memo.from_json(self.request("memo/update", params, timeout=timeout)["memo"])
-
-    def edit(self, memo_id: str, edits: Sequence[TextEdit], base_version: int, *,
-             timeout: Any = USE_DEFAULT) -> EditResult:
-        """Applies ``edits`` (UTF-8 byte ranges, in order) to the text of a memo at ``base_version``.
-
-        What an editor sends per keystroke instead of the whole text: the reply carries the new version
-        and title, not the text. ``TextEdit.between(old, new)`` makes the edit for a changed string.
-        Raises VersionConflict when the memo has moved on, InvalidParams (nothing applied) for an edit
-        out of place.
-        """
-        params = {"id": memo_id, "baseVersion": base_version, "edits": [edit.to_json() for edit in edits]}
-        return EditResult.from_json(self.request("memo/edit", params, timeout=timeout))
-
-    def select(self, memo_id: str, *, timeout: Any = USE_DEFAULT) -> Memo:
-        """Selects a memo and shows it; a blank memo that loses the selection is discarded (rule 5)."""
-        return Memo.from_json(self.request("memo/select", {"id": memo_id}, timeout=timeout)["memo"])
-
-    def delete(self, memo_id: str, *, timeout: Any = USE_DEFAULT) -> Optional[Memo]:
-        """Deletes a memo; returns the memo selected afterwards (rule 4), or None when nothing is."""
-        selected = self.request("memo/delete", {"id": memo_id}, timeout=timeout)["selected"]
-        return None if selected is None else Memo.from_json(selected, "memo/delete.selected")
-
-    def list(self, offset: int = 0, limit: int = 100, *, timeout: Any = USE_DEFAULT) -> ListPage:
-        """One page of the (filtered) list, newest first."""
-        return ListPage.from_json(self.request("memo/list", {"offset": offset, "limit": limit}, timeout=timeout))
-
-    def list_all(self, *, timeout: Any = USE_DEFAULT) -> ListPage:
-        """The whole (filtered) list, read page by page (again from the start if it changed meanwhile)."""
-        limit = self.server_info.limits.max_list_limit if self.server_info else DEFAULT_PAGE_LIMIT
-        for _ in range(_SYNC_ATTEMPTS):
-            rows: List[Any] = []
-            first = self.list(0, limit, timeout=timeout)
-            rows += first.rows
-            consistent = True
-            while len(rows) < first.total:
-                page = self.list(len(rows), limit, timeout=timeout)
-                if page.total != first.total or not page.rows:
-                    consistent = False
-                    break
-                rows += page.rows
-            if consistent:
-                return ListPage(total=first.total, rows=tuple(rows))
-        raise ClientError("could not read the whole list: it kept changing")
-
-    def search(self, query: str, *, timeout: Any = USE_DEFAULT) -> SearchResult:
-        """Sets the search filter (case-insensitive substring; "" clears it) and returns its first page."""
-        params: Dict[str, Any] = {"query": query}
-        if isinstance(self.mirror, WindowMirror):
-            params["limit"] = self.mirror.count  # the first page is the window
-        return SearchResult.from_json(self.request("memo/search", params, timeout=timeout))
-
-    def clear_search(self, *, timeout: Any = USE_DEFAULT) -> SearchResult:
-        """Clears the search filter (``memo/search`` with an empty query)."""
-        return self.search("", timeout=timeout)
-
-    def share(self, memo_id: str, format: str = "text", *, timeout: Any = USE_DEFAULT) -> ShareResult:
-        """Renders a memo for sharing as ``"text"``, ``"markdown"`` or ``"json"``; changes nothing."""
-        return ShareResult.from_json(self.request("memo/share", {"id": memo_id, "format": format}, timeout=timeout))
-
-    def begin_import_file(self, path: PathLike, *, progress: Optional[ProgressCallback] = None) -> Call:
-        """Starts importing a JSON file in the original app's format; returns a :class:`Call` to wait on or cancel.
-
-        A relative ``path`` is made absolute here, against this process's working directory.
-        ``progress(Progress)`` runs on the reader thread for each ``$/progress``; it may call
-        ``Call.cancel()`` but must not wait for a request.
-        """
-        params = {"path": os.path.abspath(os.fspath(path))}
-        return self._begin("memo/import", params, progress, ImportResult.from_json)
-
-    def import_file(self, path: PathLike, *, progress: Optional[ProgressCallback] = None,
-                    timeout: Any = USE_DEFAULT) -> ImportResult:
-        """Imports a JSON file of ImportEntries (all or nothing); see :meth:`begin_import_file`."""
-        return self.begin_import_file(path, progress=progress).result(timeout)
-
-    def begin_import_memos(self, entries: Iterable[Union[ImportEntry, Mapping[str, Any]]], *,
-                           progress: Optional[ProgressCallback] = None) -> Call:
-        """Starts importing entries given inline (ImportEntry objects or dicts); returns a :class:`Call`."""
-        memos = [entry.to_json() if isinstance(entry, ImportEntry) else dict(entry) for entry in entries]
-        return self._begin("memo/import", {"memos": memos}, progress, ImportResult.from_json)
-
-    def import_memos(self, entries: Iterable[Union[ImportEntry, Mapping[str, Any]]], *,
-                     progress: Optional[ProgressCallback] = None, timeout: Any = USE_DEFAULT) -> ImportResult:
-        """Imports entries given inline (all or nothing); see :meth:`begin_import_memos`."""
-        return self.begin_import_memos(entries, progress=progress).result(timeout)
-
-    def begin_export(self, path: PathLike, format: str = "json", *, overwrite: bool = False,
-                     progress: Optional[ProgressCallback] = None) -> Call:
-        """Starts exporting every memo to a JSON file or a folder of Markdown files; returns a :class:`Call`."""
-        params: Dict[str, Any] = {"path": os.path.abspath(os.fspath(path)), "format": format}
-        if overwrite:
-            params["overwrite"] = True
-        return self._begin("memo/export", params, progress, ExportResult.from_json)
-
-    def export(self, path: PathLike, format: str = "json", *, overwrite: bool = False,
-               progress: Optional[ProgressCallback] = None, timeout: Any = USE_DEFAULT) -> ExportResult:
-        """Exports every memo, newest first (``format`` ``"json"`` or ``"markdown"``); see :meth:`begin_export`."""
-        return self.begin_export(path, format, overwrite=overwrite, progress=progress).result(timeout)
-
-    def _begin(self, method: str, params: Dict[str, Any], progress: Optional[ProgressCallback],
-               convert: Callable[[Any], Any]) -> Call:
-        pending = self.connection.request(method, params, progress=progress)
-        return Call(self, pending, convert, self.long_timeout)
 
     # -- notifications ----------------------------------------------------------------------------------
 

@@ -47,6 +47,14 @@ ERROR_NAMES: Dict[int, str] = {
 }
 
 
+def _datum(key: str, summary: str) -> property:
+    """A read-only property: the error's ``data[key]``, or None when the server sent none."""
+    def read(self: Any) -> Any:
+        return self._data(key)
+    read.__doc__ = summary
+    return property(read)
+
+
 class ClientError(Exception):
     """Base class of every exception this package raises."""
 
@@ -105,15 +113,8 @@ class CloudNotesError(ClientError):
     def _data(self, key: str) -> Any:
         return self.data.get(key) if isinstance(self.data, Mapping) else None
 
-    @property
-    def param(self) -> Optional[str]:
-        """For -32602, the path of the param at fault (``data.param``), such as ``"text"``."""
-        return self._data("param")
-
-    @property
-    def reason(self) -> Optional[str]:
-        """For import, export and store errors, ``data.reason``."""
-        return self._data("reason")
+    param = _datum("param", "For -32602, the path of the param at fault (``data.param``), such as ``\"text\"``.")
+    reason = _datum("reason", "For import, export and store errors, ``data.reason``.")
 
     @property
     def current_memo(self) -> Optional[Memo]:
@@ -164,42 +165,27 @@ class RequestCancelled(CloudNotesError):
 class MemoNotFound(CloudNotesError):
     """-33001: no live memo has that id (``data.id``)."""
 
-    @property
-    def memo_id(self) -> Optional[str]:
-        """The id asked for."""
-        return self._data("id")
+    memo_id = _datum("id", "The id asked for.")
 
 
 class VersionConflict(CloudNotesError):
     """-33002: ``memo/update`` was based on an old version; ``current_memo`` is the memo now."""
 
-    @property
-    def base_version(self) -> Optional[int]:
-        """The ``baseVersion`` the refused update carried."""
-        return self._data("baseVersion")
+    base_version = _datum("baseVersion", "The ``baseVersion`` the refused update carried.")
 
 
 class ImportInvalid(CloudNotesError):
     """-33003: the import source is not in the expected format; nothing was imported."""
 
-    @property
-    def index(self) -> Optional[int]:
-        """The 0-based entry at fault, when one entry was."""
-        return self._data("index")
+    index = _datum("index", "The 0-based entry at fault, when one entry was.")
 
-    @property
-    def path(self) -> Optional[str]:
-        """The file, for a file that cannot be read or is not a JSON array."""
-        return self._data("path")
+    path = _datum("path", "The file, for a file that cannot be read or is not a JSON array.")
 
 
 class ExportFailed(CloudNotesError):
     """-33004: the export target exists (without ``overwrite``) or cannot be written."""
 
-    @property
-    def path(self) -> Optional[str]:
-        """The absolute target path."""
-        return self._data("path")
+    path = _datum("path", "The absolute target path.")
 
 
 class StoreUnavailable(CloudNotesError):

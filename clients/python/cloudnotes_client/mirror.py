@@ -3,16 +3,16 @@
 The mirror holds what a front end would show: the list rows by index (and their total), the selection
 (memo id and index) and the detail pane (a memo, or None when cleared). The connection's reader thread
 applies each notification the moment it arrives, before the response that follows it, so whenever a
-request returns the mirror describes the state after that request (split-view rule 7).
+request returns the mirror describes the state after that request (split-view rule S7).
 
 ``list/didReset`` says "the whole list changed; re-fetch it". Until the client re-fetches, the mirror is
 *stale* (``rows`` is None). :class:`~cloudnotes_client.client.CloudNotesClient` re-fetches before a
 request returns, so callers of the client only see a stale mirror after changes they did not ask for
 (a background import finishing while no request runs); ``client.sync()`` brings it up to date.
 
-:class:`WindowMirror` holds one window of the list instead (the rows a front end shows on one screen,
-``offset`` to ``offset + count``) and the list's total, as protocol/README.md §7 describes: a front end
-with 100,000 memos never fetches them all.
+:class:`~cloudnotes_client.window.WindowMirror` holds one window of the list instead (the rows a front
+end shows on one screen, ``offset`` to ``offset + count``) and the list's total, as protocol/README.md §7
+describes: a front end with 100,000 memos never fetches them all.
 
 The mirror never "fixes" what the server says. A notification that does not fit the rows it holds (an
 index out of range, a row id that differs) is recorded in :attr:`Mirror.problems` and makes the mirror
@@ -44,6 +44,15 @@ class MirrorState:
     query: Optional[str]
 
 
+def _locked(attribute: str, summary: str) -> property:
+    """A read-only property that reads ``attribute`` under the mirror's lock (the reader thread writes it)."""
+    def read(self: Any) -> Any:
+        with self._lock:
+            return getattr(self, attribute)
+    read.__doc__ = summary
+    return property(read)
+
+
 class _Panes:
     """What every mirror shares: the selection, the detail pane and the search filter, and the list's
     notifications handed to the list's own rules (:meth:`_apply_list`)."""
@@ -72,35 +81,12 @@ class _Panes:
     def rows(self) -> Optional[Tuple[MemoRow, ...]]:
         raise NotImplementedError
 
-    @property
-    def selection(self) -> Selection:
-        """The selected memo's id and index (index None when it is outside the filtered list)."""
-        with self._lock:
-            return self._selection
-
-    @property
-    def detail(self) -> Optional[Memo]:
-        """The memo the detail pane shows, or None when it is cleared."""
-        with self._lock:
-            return self._detail
-
-    @property
-    def editable(self) -> bool:
-        """Whether the detail pane is editable (it is whenever it shows a memo)."""
-        with self._lock:
-            return self._editable
-
-    @property
-    def query(self) -> Optional[str]:
-        """The active search filter, or None (from ``memo/search`` and ``memo/create`` responses)."""
-        with self._lock:
-            return self._query
-
-    @property
-    def generation(self) -> int:
-        """A counter of list notifications, to start a re-fetch with."""
-        with self._lock:
-            return self._generation
+    selection = _locked("_selection",
+                        "The selected memo's id and index (index None when it is outside the filtered list).")
+    detail = _locked("_detail", "The memo the detail pane shows, or None when it is cleared.")
+    editable = _locked("_editable", "Whether the detail pane is editable (it is whenever it shows a memo).")
+    query = _locked("_query", "The active search filter, or None (from ``memo/search`` and ``memo/create`` responses).")
+    generation = _locked("_generation", "A counter of list notifications, to start a re-fetch with.")
 
     def snapshot(self) -> MirrorState:
         """Everything at once, consistent with itself."""
@@ -332,129 +318,3 @@ class Mirror(_Panes):
             self._fetch_rows.extend(page.rows)
             if not page.rows or len(self._fetch_rows) >= page.total:
                 self._install(self._fetch_rows, page.total)
-
-
-class WindowMirror(_Panes):
-    """One window of the list (``count`` rows from ``offset``), its total, the selection and the detail.
-
-    What a front end that shows one screen holds (protocol/README.md §7, "A window of the list"): each
-    list notification moves the window's rows or its offset, a reset empties it, and the client fills
-    it with ``memo/list {offset, limit: count}`` (:meth:`CloudNotesClient.sync`). Rows that a
-    notification brings in past the window's end are dropped; a removal inside it leaves it short until
-    the next fill.
-    """
-
-    def __init__(self, count: int) -> None:
-        super().__init__()
-        if count < 1:
-            raise ValueError("a window holds at least one row")
-        self.count = count
-        self._offset = 0
-        self._total = 0
-        self._rows: List[MemoRow] = []
-        self._stale = True      # the rows must be fetched: at start, after a reset or a problem
-
-    @property
-    def rows(self) -> Optional[Tuple[MemoRow, ...]]:
-        """The window's rows, from :attr:`offset` on, or None while stale."""
-        with self._lock:
-            return None if self._stale else tuple(self._rows)
-
-    @property
-    def offset(self) -> int:
-        """The list index of the window's first row."""
-        with self._lock:
-            return self._offset
-
-    @property
-    def total(self) -> int:
-        """The number of rows in the whole (filtered) list."""
-        with self._lock:
-            return self._total
-
-    @property
-    def stale(self) -> bool:
-        """True when the window must be (re)filled: after a reset, or when rows below it moved up into it."""
-        with self._lock:
-            return self._stale or len(self._rows) < min(self.count, max(0, self._total - self._offset))
-
-    def _forget_rows(self) -> None:
-        self._rows = []
-        self._stale = True
-
-    def _check_selection(self, memo_id: str, index: Optional[int]) -> None:
-        if self._stale or index is None or not self._offset <= index < self._offset + len(self._rows):
-            return
-        if self._rows[index - self._offset].id != memo_id:
-            self._note(f"selection/didChange to {memo_id} at {index}, but that row is not it")
-
-    def _apply_list(self, method: str, params: Any) -> None:
-        if method == "list/didInsert":
-            self._insert(params["index"], MemoRow.from_json(params["row"], "list/didInsert.row"))
-        elif method == "list/didUpdate":
-            row = MemoRow.from_json(params["row"], "list/didUpdate.row")
-            if self._remove(params["fromIndex"], row.id):
-                self._insert(params["toIndex"], row)
-        elif method == "list/didRemove":
-            self._remove(params["index"], params["id"])
-        elif method == "list/didReset":
-            self._total = params["total"]
-            self._forget_rows()
-
-    def _insert(self, index: int, row: MemoRow) -> None:
-        if not 0 <= index <= self._total:
-            return self._problem(f"list/didInsert at {index} in a list of {self._total}")
-        self._total += 1
-        if index < self._offset:
-            self._offset += 1
-        elif index <= self._offset + len(self._rows) and not self._stale:
-            self._rows.insert(index - self._offset, row)
-            del self._rows[self.count:]
-
-    def _remove(self, index: int, memo_id: str) -> bool:
-        if not 0 <= index < self._total:
-            self._problem(f"list/didRemove at {index} in a list of {self._total}")
-            return False
-        self._total -= 1
-        if index < self._offset:
-            self._offset -= 1
-        elif index < self._offset + len(self._rows) and not self._stale:
-            if self._rows[index - self._offset].id != memo_id:
-                self._problem(f"list/didRemove at {index}: that row is not {memo_id}")
-                return False
-            self._rows.pop(index - self._offset)
-        return True
-
-    # -- filling the window -----------------------------------------------------------------------------
-
-    def scroll(self, offset: int) -> None:
-        """Moves the window to start at ``offset`` (kept within the list); its rows are then fetched."""
-        with self._lock:
-            offset = max(0, min(offset, self._total - 1))
-            if offset != self._offset:
-                self._offset = offset
-                self._forget_rows()
-
-    def offer_window(self, offset: int, page: ListPage) -> None:
-        """Takes a ``memo/list`` page asked for at ``offset``, as its response is read.
-
-        A response describes the list after every notification before it, so its rows stand at
-        ``offset`` in the list as the mirror now holds it, however the list moved while the request was
-        on its way. It fills the window when the window still starts there; otherwise the caller asks
-        again.
-        """
-        with self._lock:
-            self._total = page.total
-            if offset == self._offset:
-                self._rows = list(page.rows[:self.count])
-                self._stale = False
-
-    def _observe_first_page(self, page: ListPage) -> None:
-        # A search answers with its first page: the window moves to the top of the new list.
-        self._offset = 0
-        self._total = page.total
-        self._rows = list(page.rows[:self.count])
-        self._stale = False
-
-    def _observe_page(self, offset: Any, page: ListPage) -> None:
-        self._total = page.total

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
 
 from .errors import ProtocolError
 
@@ -43,8 +43,31 @@ def _member(obj: Any, name: str, kind: Any, where: str, optional: bool = False) 
     return value
 
 
+class _Members:
+    """A model read from and written as a JSON object, member by member: ``_MEMBERS`` lists each one's
+    attribute, JSON name and type, in the order they are checked."""
+
+    _MEMBERS: ClassVar[Tuple[Tuple[str, str, Any], ...]] = ()
+
+    @classmethod
+    def _from_members(cls, obj: Any, where: str) -> Any:
+        return cls(**{attribute: _member(obj, name, kind, where) for attribute, name, kind in cls._MEMBERS})
+
+    def _to_members(self) -> JsonObject:
+        return {name: getattr(self, attribute) for attribute, name, _ in self._MEMBERS}
+
+
+class _Modified:
+    """A model dated by its ``modified_at``."""
+
+    @property
+    def modified(self) -> datetime:
+        """``modified_at`` as an aware UTC datetime."""
+        return parse_timestamp(getattr(self, "modified_at"))
+
+
 @dataclass(frozen=True)
-class Memo:
+class Memo(_Members, _Modified):
     """A whole memo, as the detail pane shows it (``detail/didShow`` and most request results)."""
 
     id: str
@@ -56,30 +79,18 @@ class Memo:
     version: int
     display_date: str
 
+    _MEMBERS = (("id", "id", str), ("text", "text", str), ("title", "title", str), ("body", "body", str),
+                ("created_at", "createdAt", str), ("modified_at", "modifiedAt", str), ("version", "version", int),
+                ("display_date", "displayDate", str))
+
     @classmethod
     def from_json(cls, obj: Any, where: str = "memo") -> Memo:
         """Builds a Memo from its JSON object."""
-        return cls(
-            id=_member(obj, "id", str, where),
-            text=_member(obj, "text", str, where),
-            title=_member(obj, "title", str, where),
-            body=_member(obj, "body", str, where),
-            created_at=_member(obj, "createdAt", str, where),
-            modified_at=_member(obj, "modifiedAt", str, where),
-            version=_member(obj, "version", int, where),
-            display_date=_member(obj, "displayDate", str, where),
-        )
+        return cls._from_members(obj, where)
 
     def to_json(self) -> JsonObject:
         """The memo as the protocol spells it."""
-        return {"id": self.id, "text": self.text, "title": self.title, "body": self.body,
-                "createdAt": self.created_at, "modifiedAt": self.modified_at, "version": self.version,
-                "displayDate": self.display_date}
-
-    @property
-    def modified(self) -> datetime:
-        """``modified_at`` as an aware UTC datetime."""
-        return parse_timestamp(self.modified_at)
+        return self._to_members()
 
     @property
     def created(self) -> datetime:
@@ -88,7 +99,7 @@ class Memo:
 
 
 @dataclass(frozen=True)
-class MemoRow:
+class MemoRow(_Members, _Modified):
     """One row of the memo list: title, one-line preview and date."""
 
     id: str
@@ -97,26 +108,17 @@ class MemoRow:
     modified_at: str
     display_date: str
 
+    _MEMBERS = (("id", "id", str), ("title", "title", str), ("preview", "preview", str),
+                ("modified_at", "modifiedAt", str), ("display_date", "displayDate", str))
+
     @classmethod
     def from_json(cls, obj: Any, where: str = "row") -> MemoRow:
         """Builds a MemoRow from its JSON object."""
-        return cls(
-            id=_member(obj, "id", str, where),
-            title=_member(obj, "title", str, where),
-            preview=_member(obj, "preview", str, where),
-            modified_at=_member(obj, "modifiedAt", str, where),
-            display_date=_member(obj, "displayDate", str, where),
-        )
+        return cls._from_members(obj, where)
 
     def to_json(self) -> JsonObject:
         """The row as the protocol spells it."""
-        return {"id": self.id, "title": self.title, "preview": self.preview, "modifiedAt": self.modified_at,
-                "displayDate": self.display_date}
-
-    @property
-    def modified(self) -> datetime:
-        """``modified_at`` as an aware UTC datetime."""
-        return parse_timestamp(self.modified_at)
+        return self._to_members()
 
 
 def _rows(obj: Any, where: str) -> Tuple[MemoRow, ...]:
@@ -217,7 +219,7 @@ def split_title(text: str) -> Tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class EditResult:
+class EditResult(_Members):
     """A memo after ``memo/edit``: its new version and what is derived from the text, not the text."""
 
     id: str
@@ -228,16 +230,17 @@ class EditResult:
     #: The new text's length in UTF-8 bytes.
     length: int
 
+    _MEMBERS = (("id", "id", str), ("version", "version", int), ("title", "title", str),
+                ("modified_at", "modifiedAt", str), ("display_date", "displayDate", str), ("length", "length", int))
+
     @classmethod
     def from_json(cls, obj: Any, where: str = "memo/edit") -> EditResult:
         """Builds an EditResult from a ``memo/edit`` result."""
-        return cls(id=_member(obj, "id", str, where), version=_member(obj, "version", int, where),
-                   title=_member(obj, "title", str, where), modified_at=_member(obj, "modifiedAt", str, where),
-                   display_date=_member(obj, "displayDate", str, where), length=_member(obj, "length", int, where))
+        return cls._from_members(obj, where)
 
 
 @dataclass(frozen=True)
-class ShareResult:
+class ShareResult(_Members):
     """A memo rendered for a share sheet: the text to hand over and a safe file name."""
 
     title: str
@@ -245,11 +248,13 @@ class ShareResult:
     mime_type: str
     filename: str
 
+    _MEMBERS = (("title", "title", str), ("text", "text", str), ("mime_type", "mimeType", str),
+                ("filename", "filename", str))
+
     @classmethod
     def from_json(cls, obj: Any, where: str = "memo/share") -> ShareResult:
         """Builds a ShareResult from a ``memo/share`` result."""
-        return cls(title=_member(obj, "title", str, where), text=_member(obj, "text", str, where),
-                   mime_type=_member(obj, "mimeType", str, where), filename=_member(obj, "filename", str, where))
+        return cls._from_members(obj, where)
 
 
 @dataclass(frozen=True)
@@ -265,16 +270,18 @@ class ImportResult:
 
 
 @dataclass(frozen=True)
-class ExportResult:
+class ExportResult(_Members):
     """How many memos an export wrote, and the absolute path it wrote them to."""
 
     exported: int
     path: str
 
+    _MEMBERS = (("exported", "exported", int), ("path", "path", str))
+
     @classmethod
     def from_json(cls, obj: Any, where: str = "memo/export") -> ExportResult:
         """Builds an ExportResult from a ``memo/export`` result."""
-        return cls(exported=_member(obj, "exported", int, where), path=_member(obj, "path", str, where))
+        return cls._from_members(obj, where)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ except ImportError:  # pragma: no cover - hypothesis is required by the property
 
 from cloudnotes_client import CloudNotesClient  # noqa: E402
 
+# The end-to-end tests' support package, for the one checker of every message the server writes.
+sys.path.append(str(REPO / "Tests" / "EndToEnd"))
+
 SCHEMA_PATH = REPO / "protocol" / "protocol.schema.json"
 
 
@@ -69,68 +72,32 @@ def schema() -> Dict[str, Any]:
 
 
 class SchemaChecker:
-    """A trace hook that validates every received message against the protocol schema."""
+    """A trace hook that checks every received message as the end-to-end harness does (the one checker
+    of the repository, `cnsupport.schema.MessageChecker` in Tests/EndToEnd): valid against the protocol
+    schema, one response per request sent, timestamps with milliseconds."""
 
     def __init__(self, schema: Dict[str, Any]):
-        import jsonschema
-        self._jsonschema = jsonschema
+        from cnsupport.schema import MessageChecker
         self.schema = schema
-        self.codes = {entry["code"] for entry in schema["errors"]}
-        self.server_notifications = {m for m, d in schema["methods"].items()
-                                     if d["kind"] == "notification" and d["direction"].startswith("server")}
-        self.sent: Dict[Any, str] = {}
+        self.checker = MessageChecker()
         self.violations: List[str] = []
         self.received: List[Dict[str, Any]] = []
-        self._validators: Dict[str, Any] = {}
         self._lock = threading.Lock()
-
-    def _validator(self, method: str, part: str) -> Any:
-        key = f"{method}#{part}"
-        if key not in self._validators:
-            root = dict(self.schema)
-            root["$ref"] = "#/methods/" + method.replace("~", "~0").replace("/", "~1") + "/" + part
-            self._validators[key] = self._jsonschema.Draft202012Validator(
-                root, format_checker=self._jsonschema.FormatChecker())
-        return self._validators[key]
-
-    def _check(self, method: str, part: str, value: Any, shown: str) -> None:
-        for error in self._validator(method, part).iter_errors(value):
-            path = "/".join(map(str, error.absolute_path)) or "$"
-            self.violations.append(f"{method} {part} {path}: {error.message} in {shown}")
 
     def __call__(self, direction: str, message: Dict[str, Any]) -> None:
         with self._lock:
             if direction == "send":
                 if "id" in message and "method" in message:
-                    self.sent[message["id"]] = message["method"]
+                    self.checker.register(message["id"], message["method"])
                 return
             self.received.append(message)
+            result = message.get("result")
+            if isinstance(result, dict) and isinstance(result.get("rows"), list) and len(result["rows"]) > 50:
+                # Validating tens of thousands of rows would dominate the suite's time; the first
+                # rows of a page are as good a sample as any.
+                message = dict(message, result=dict(result, rows=result["rows"][:50]))
             shown = json.dumps(message, ensure_ascii=False)[:300]
-            if "method" in message:
-                method = message["method"]
-                if method not in self.server_notifications:
-                    self.violations.append(f"unknown server notification {method!r}: {shown}")
-                else:
-                    self._check(method, "params", message.get("params", {}), shown)
-                return
-            extra = set(message) - {"jsonrpc", "id", "result", "error"}
-            if extra:
-                self.violations.append(f"response with unexpected members {sorted(extra)}: {shown}")
-            method = self.sent.get(message.get("id"))
-            if "result" in message and method is not None:
-                result = message["result"]
-                if isinstance(result, dict) and isinstance(result.get("rows"), list) and len(result["rows"]) > 50:
-                    # Validating tens of thousands of rows would dominate the suite's time; the first
-                    # rows of a page are as good a sample as any.
-                    result = dict(result, rows=result["rows"][:50])
-                self._check(method, "result", result, shown)
-            if "error" in message:
-                error = message["error"]
-                if not isinstance(error, dict) or error.get("code") not in self.codes:
-                    self.violations.append(f"undocumented error {error!r}")
-                elif set(error) - {"code", "message", "data"} or not isinstance(error.get("message"), str) or (
-                        "data" in error and not isinstance(error["data"], dict)):
-                    self.violations.append(f"malformed error object: {shown}")
+            self.violations += [f"{problem} in {shown}" for problem in self.checker.problems(message)]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -193,7 +160,7 @@ def store_path(tmp_path: Path) -> Path:
 
 
 def mirror_matches_list(client: CloudNotesClient) -> None:
-    """Asserts rule 7: the mirror holds exactly what ``memo/list`` returns, and a current selection and detail."""
+    """Asserts rule S7: the mirror holds exactly what ``memo/list`` returns, and a current selection and detail."""
     state = client.mirror.snapshot()
     assert state.rows is not None, "the mirror is stale after a request returned"
     listing = client.list_all()

@@ -85,7 +85,7 @@ def test_other_errors_have_no_current_memo():
 
 def test_deleted_and_discarded_memos_are_gone(client):
     blank = client.create("")
-    kept = client.create("kept")            # rule 5: the blank memo is discarded
+    kept = client.create("kept")            # rule S5: the blank memo is discarded
     with pytest.raises(MemoNotFound):
         client.select(blank.id)
     client.delete(kept.id)

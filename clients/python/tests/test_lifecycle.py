@@ -1,4 +1,4 @@
-"""The lifecycle (section 2): initialize, initialized (rule 1), shutdown, exit, and their errors."""
+"""The lifecycle (section 2): initialize, initialized (rule S1), shutdown, exit, and their errors."""
 
 from __future__ import annotations
 

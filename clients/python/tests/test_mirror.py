@@ -1,4 +1,4 @@
-"""The mirror (rule 7) and the notification queue: current when a request returns, re-fetched after a
+"""The mirror (rule S7) and the notification queue: current when a request returns, re-fetched after a
 reset, self-checking against notifications that do not fit, and safe to use from several threads."""
 
 from __future__ import annotations

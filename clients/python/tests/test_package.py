@@ -43,7 +43,7 @@ def test_the_package_uses_the_standard_library_only():
 
 
 def _public_members():
-    for module_name in ("client", "connection", "errors", "mirror", "models", "transport"):
+    for module_name in ("client", "connection", "errors", "memo_requests", "mirror", "models", "transport", "window"):
         module = getattr(cloudnotes_client, module_name)
         yield module.__name__, module
         for name, member in vars(module).items():

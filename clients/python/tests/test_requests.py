@@ -267,7 +267,7 @@ def test_deleting_a_selection_outside_the_filter_selects_the_first_row(client):
     client.search("a")                      # list: "a two", "a one"; "b" stays selected, index null
     assert client.mirror.selection == Selection(outside.id, None)
     selected, notes = collect(client, client.delete, outside.id)
-    assert selected.text == "a two", "rule 4: the first row of the filtered list"
+    assert selected.text == "a two", "rule S4: the first row of the filtered list"
     assert methods(notes) == ["selection/didChange", "detail/didShow"], "it was not in the list: no didRemove"
     assert client.mirror.selection == Selection(selected.id, 0)
     mirror_matches_list(client)

@@ -1,18 +1,22 @@
 """Random sessions of create / update / select / delete / search / import against a model of the split view.
 
-Hypothesis generates sequences of operations; each runs against a fresh server through the client.
+The repository's one property test of the split view (the end-to-end suite's former copy is merged here).
+Hypothesis generates sequences of operations; each runs against a fresh server through the client, and
+every message the server writes is checked as the end-to-end harness checks it (``SchemaChecker``).
 After EVERY step the test checks:
 
-- rule 7: the client's mirror equals ``memo/list`` (every row, in order, and the total), and the
-  selection and the detail pane are the model's;
+- rule S7: the client's mirror equals ``memo/list`` (every row, in order, and the total), the selection
+  index is the selected memo's place in it, the detail pane shows the selected memo as the store holds
+  it (text and modifiedAt, read back with ``memo/share``), and the selection and the detail are the
+  model's;
 - the model's list: newest modifiedAt first, then latest change first (imported memos with one
   timestamp keep their import order), the search filter applied (case-insensitive substring);
-- the exact notifications the step caused, in order, as sections 6 and 8 prescribe: rule 2 (create at
-  index 0, selected, shown; a filter is cleared with one reset), rule 3 (update keeps the id, bumps the
-  version, moves the row to the top, no detail/didShow; same text changes nothing), rule 4 (delete
+- the exact notifications the step caused, in order, as sections 6 and 8 prescribe: rule S2 (create at
+  index 0, selected, shown; a filter is cleared with one reset), rule S3 (update keeps the id, bumps the
+  version, moves the row to the top, no detail/didShow; same text changes nothing), rule S4 (delete
   selects the memo at the same index or the one above; an outside selection is replaced by the first
-  row), rule 5 (a blank selected memo is discarded when the selection moves or a memo is created, and is
-  then gone), rule 6 (under a filter, rows enter and leave the filtered list; an outside selection has
+  row), rule S5 (a blank selected memo is discarded when the selection moves or a memo is created, and is
+  then gone), rule S6 (under a filter, rows enter and leave the filtered list; an outside selection has
   index null), an import resets the list and keeps the selection (or selects the newest memo when
   nothing was selected), version conflicts and unknown ids change nothing.
 
@@ -35,10 +39,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from cloudnotes_client import CloudNotesClient, Memo, MemoNotFound, MemoRow, Selection, VersionConflict
-from conftest import SchemaChecker, collect, methods
+from conftest import SchemaChecker, collect, methods, mirror_matches_list
 
 # Few letters, so that searches hit; Korean, case pairs, and every kind of blank. Plain words are
-# weighted up, so that lists grow long enough for rules 4 and 6 to have rows to move between.
+# weighted up, so that lists grow long enough for rules S4 and S6 to have rows to move between.
 words = st.text(alphabet="aAbB메모", min_size=1, max_size=5)
 texts = st.one_of(words, words, st.text(alphabet="aAbB메모 \n\r\t", max_size=8))
 queries = st.text(alphabet="aAbB메모 ", max_size=3)
@@ -107,12 +111,12 @@ class Model:
         self.gone.append(memo_id)
 
     def discard_blank_selection(self, notes: List[Any]) -> None:
-        """Rule 5: expects the discarded memo's didRemove first (when it was listed) and forgets it."""
+        """Rule S5: expects the discarded memo's didRemove first (when it was listed) and forgets it."""
         if self.selected is None or not is_blank(self.texts[self.selected]):
             return
         index = self.index_of(self.selected)
         if index is not None:
-            assert notes and notes[0].method == "list/didRemove", f"rule 5: no didRemove first in {methods(notes)}"
+            assert notes and notes[0].method == "list/didRemove", f"rule S5: no didRemove first in {methods(notes)}"
             assert notes.pop(0).params == {"id": self.selected, "index": index}
         self.remove(self.selected)
         self.selected = None
@@ -133,6 +137,13 @@ def expect(notes: List[Any], method: str, params: Optional[Dict[str, Any]] = Non
     if params is not None:
         assert note.params == params, f"{method}: {note.params} instead of {params}"
     return note
+
+
+def expect_selected_and_shown(notes: List[Any], memo: Memo, index: Optional[int]) -> None:
+    """The memo selected (at `index`) and shown, and no other notification."""
+    expect(notes, "selection/didChange", {"id": memo.id, "index": index})
+    assert Memo.from_json(expect(notes, "detail/didShow").params["memo"]) == memo
+    assert notes == [], f"unexpected {methods(notes)}"
 
 
 def expect_selection_shift(notes: List[Any], model: Model, before: Selection) -> None:
@@ -158,9 +169,7 @@ def run_step(client: CloudNotesClient, model: Model, step: tuple) -> None:
         else:
             note = expect(notes, "list/didInsert")
             assert note.params["index"] == 0 and note.params["row"]["id"] == memo.id
-        expect(notes, "selection/didChange", {"id": memo.id, "index": 0})
-        assert Memo.from_json(expect(notes, "detail/didShow").params["memo"]) == memo
-        assert notes == [], f"unexpected {methods(notes)}"
+        expect_selected_and_shown(notes, memo, 0)
 
     elif kind == "update":
         target = model.pick(step[1])
@@ -214,9 +223,7 @@ def run_step(client: CloudNotesClient, model: Model, step: tuple) -> None:
             return
         model.discard_blank_selection(notes)
         model.selected = target
-        expect(notes, "selection/didChange", {"id": target, "index": model.index_of(target)})
-        assert Memo.from_json(expect(notes, "detail/didShow").params["memo"]) == memo
-        assert notes == [], f"unexpected {methods(notes)}"
+        expect_selected_and_shown(notes, memo, model.index_of(target))
 
     elif kind == "delete":
         target = model.pick(step[1])
@@ -229,7 +236,7 @@ def run_step(client: CloudNotesClient, model: Model, step: tuple) -> None:
         model.remove(target)
         if model.selected == target:
             listed = model.listed()
-            if target in listed_before:     # rule 4: the same index, or the one above
+            if target in listed_before:     # rule S4: the same index, or the one above
                 index = min(listed_before.index(target), len(listed) - 1)
             else:                           # it was outside the filter: the first row
                 index = 0 if listed else -1
@@ -283,7 +290,7 @@ def run_step(client: CloudNotesClient, model: Model, step: tuple) -> None:
             expect(notes, "selection/didChange", {"id": model.selected, "index": model.index_of(model.selected)})
             assert expect(notes, "detail/didShow").params["memo"]["id"] == model.selected
         else:
-            expect_selection_shift(notes, model, before)    # rule 5: a blank selection is not discarded
+            expect_selection_shift(notes, model, before)    # rule S5: a blank selection is not discarded
         assert notes == [], f"unexpected {methods(notes)}"
 
     elif kind == "gone":
@@ -306,6 +313,7 @@ def run_step(client: CloudNotesClient, model: Model, step: tuple) -> None:
 
 def check(client: CloudNotesClient, model: Model) -> None:
     assert client.problems == []
+    mirror_matches_list(client)
     state = client.mirror.snapshot()
     listing = client.list_all()
     assert state.rows is not None, "the mirror is stale after a request returned"
@@ -354,7 +362,7 @@ def test_random_sessions_keep_the_mirror_and_the_split_view_rules(binary, schema
             assert list(again.list_all().ids) == model.order, "a restarted server lists other memos"
             for memo_id in model.order:
                 assert again.share(memo_id).text == model.texts[memo_id]
-            assert again.mirror.selection.id == (model.order[0] if model.order else None), "rule 1"
+            assert again.mirror.selection.id == (model.order[0] if model.order else None), "rule S1"
         assert checker.violations == []
     finally:
         client.kill()

@@ -114,7 +114,7 @@ class Processes:
 
     @staticmethod
     def ignoring_gone(action: Any, *args: Any) -> None:
-        # A memo picked from the file can be discarded by rule 5 in an editor before the request lands.
+        # A memo picked from the file can be discarded by rule S5 in an editor before the request lands.
         try:
             action(*args)
         except CloudNotesError as error:
