@@ -6,6 +6,11 @@ import PackageDescription
 //                                 → CloudNotesTransfer → CloudNotesMediator → CloudNotesStore
 //                                 → CloudNotesSync → CloudNotesStore
 // The protocol types know no I/O, the store knows no JSON-RPC, the mediator knows no pipes.
+
+// The products that several targets depend on.
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+
 let package = Package(
     name: "CloudNotes",
     platforms: [.macOS(.v14)],
@@ -41,7 +46,7 @@ let package = Package(
                 "CloudNotesProtocol",
                 "CloudNotesJSON",
                 "CloudNotesBytes",
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
         ),
         // The libc and SQLite calls Swift cannot reach (`syncfs`, `mallopt`, the variadic `sqlite3_db_config`).
@@ -55,7 +60,7 @@ let package = Package(
                 "CSQLiteLogWrites",
                 "CShims",
                 "CloudNotesBytes",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                grdb,
                 // The C API: the hook GRDB does not wrap (`sqlite3_wal_hook`), and statements stepped by hand.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -66,7 +71,7 @@ let package = Package(
             dependencies: [
                 "CloudNotesProtocol",
                 "CloudNotesStore",
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
         ),
         // Memos in and out of files: import files read as they go, exports to JSON or Markdown (named and
@@ -86,7 +91,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
         ),
         // The language-server-style session: lifecycle, dispatch, cancellation, progress.
@@ -99,7 +104,7 @@ let package = Package(
                 "CloudNotesTransfer",
                 "CloudNotesStore",
                 "CloudNotesSync",
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
         ),
         .executableTarget(
@@ -113,7 +118,7 @@ let package = Package(
                 "CloudNotesStore",
                 "CloudNotesSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ],
             linkerSettings: [
                 // Relative relocations packed (DT_RELR, glibc 2.36+; lld has the option, gold does not):
@@ -129,7 +134,7 @@ let package = Package(
                 "CloudNotesServer",
                 "CloudNotesTransport",
                 "CloudNotesStore",
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ]
         ),
         .testTarget(name: "CloudNotesProtocolTests", dependencies: ["CloudNotesProtocol"]),
@@ -139,29 +144,30 @@ let package = Package(
         .testTarget(
             name: "CloudNotesTransferTests",
             dependencies: ["CloudNotesTransfer", "CloudNotesProtocol", "CloudNotesStore", "CloudNotesTestSupport"]),
-        // What several test targets share (a seeded random generator, temporary stores, waiting helpers).
-        .target(name: "CloudNotesTestSupport", path: "Tests/CloudNotesTestSupport"),
+        // What several test targets share (a seeded random generator, temporary stores, stores of older
+        // versions, waiting helpers, the two JSON encoders compared).
+        .target(name: "CloudNotesTestSupport", dependencies: ["CloudNotesJSON", "CloudNotesProtocol", grdb],
+                path: "Tests/CloudNotesTestSupport"),
         .testTarget(name: "CloudNotesStoreTests", dependencies: ["CloudNotesStore", "CSQLiteLogWrites", "CloudNotesTestSupport"]),
         .testTarget(
             name: "CloudNotesSyncTests",
             dependencies: [
                 "CloudNotesSync", "CloudNotesStore", "CloudNotesTestSupport",
                 // To read a query's plan.
-                .product(name: "GRDB", package: "GRDB.swift"),
+                grdb,
             ]),
         .testTarget(
             name: "CloudNotesMediatorTests",
             dependencies: [
                 "CloudNotesMediator", "CloudNotesStore", "CloudNotesProtocol", "CloudNotesTestSupport",
                 // To make the store fail on purpose (a temporary trigger).
-                .product(name: "GRDB", package: "GRDB.swift"),
+                grdb,
             ]),
         .testTarget(
             name: "CloudNotesServerTests",
             dependencies: [
                 "CloudNotesServer", "CloudNotesStore", "CloudNotesProtocol", "CloudNotesTransport", "CloudNotesTestSupport",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
+                grdb, logging,
             ]
         ),
     ],

@@ -204,12 +204,8 @@ public struct ListedMemo: Sendable, Hashable {
 
     /// Reads a row of `localID, id, title, preview, modifiedAt, seq`, in that order.
     init(row: SteppedRow) {
-        localID = row.int64(0)
-        id = row.string(1)
-        title = row.string(2)
-        preview = row.string(3)
-        modifiedAt = row.int64(4)
-        seq = row.int64(5)
+        self.init(localID: row.int64(0), id: row.string(1), title: row.string(2), preview: row.string(3),
+                  modifiedAt: row.int64(4), seq: row.int64(5))
     }
 
     public var orderKey: ListOrderKey { ListOrderKey(modifiedAt: modifiedAt, seq: seq) }

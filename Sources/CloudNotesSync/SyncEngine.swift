@@ -229,7 +229,7 @@ public struct SyncEngine: Sendable {
     private func restartReading(_ device: String) throws -> ReadPosition {
         logger.notice("a device published its history anew; reading it again", metadata: ["device": "\(device)"])
         try store.forgetReadPosition(of: device)
-        return ReadPosition(applied: 0, lastHash: "")
+        return .start
     }
 
     /// Reads and applies segments after `position` up to the head; false when the first of them does

@@ -7,13 +7,6 @@ import Testing
 
 @Suite("Streaming JSON encoder")
 struct StreamingJSONEncoderTests {
-    /// What both encoders make of `value`, read back as JSON values.
-    func both(_ value: some Encodable) throws -> (streamed: JSONValue, foundation: JSONValue) {
-        let streamed = try StreamingJSONEncoder().encode(value)
-        let foundation = try JSONEncoder().encode(value)
-        return (try JSONDecoder().decode(JSONValue.self, from: Data(streamed)), try JSONDecoder().decode(JSONValue.self, from: foundation))
-    }
-
     @Test("integers of every width and sign are written as Foundation writes them")
     func integers() throws {
         let signed: [Int64] = [0, 7, -1, 10, -10, 99, 100, 1_234_567_890, Int64.min, Int64.max]
@@ -71,7 +64,7 @@ struct StreamingJSONEncoderTests {
         for row in rows {
             #expect(try StreamingJSONEncoder().encode(row) == StreamingJSONEncoder().encode(ThroughEncodable(value: row)))
         }
-        let pair = try both(ListResult(total: 2, rows: rows))
+        let pair = try bothEncodings(of: ListResult(total: 2, rows: rows))
         #expect(pair.streamed == pair.foundation)
     }
 
@@ -116,7 +109,7 @@ struct StreamingJSONEncoderTests {
 
     @Test("nested containers, super encoders, empty values and non-finite numbers")
     func shapes() throws {
-        let pair = try both(Awkward())
+        let pair = try bothEncodings(of: Awkward())
         #expect(pair.streamed == pair.foundation)
         #expect(String(decoding: try StreamingJSONEncoder().encode(Empty()), as: UTF8.self) == "{}")
         #expect(throws: EncodingError.self) { try StreamingJSONEncoder().encode([Double.nan]) }

@@ -180,12 +180,12 @@ struct BurstTests {
     func indexAfterRun() throws {
         let store = try MemoStore(path: temporaryStorePath())
         let memo = try store.create(text: "apple", now: 1, filter: nil).memo
-        while try store.indexPendingMemos() > 0 {}
+        try store.indexEverything()
         _ = try store.update([
             .init(id: memo.id, baseVersion: nil) { _ in "pear" },
             .init(id: memo.id, baseVersion: nil) { _ in "pear tart" },
         ], now: 2, filter: nil).map { try $0.get() }
-        while try store.indexPendingMemos() > 0 {}
+        try store.indexEverything()
         try store.writer.write { db in
             try db.execute(sql: "INSERT INTO memo_fts(memo_fts, rank) VALUES ('integrity-check', 1)")
         }

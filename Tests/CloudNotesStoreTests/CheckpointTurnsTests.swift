@@ -53,9 +53,7 @@ struct CheckpointTurnsTests {
 
     @Test("a keystroke committed during the store's background checkpoint appends to the log")
     func storeWritesDuringItsCheckpoint() throws {
-        let store = try MemoStore(path: temporaryStorePath(), durability: .committed, readOnly: false,
-                                  discardingAbandonedImports: true, logLimits: .init(backgroundPages: .max, inlinePages: .max))
-        let checkpointer = try #require(store.checkpointer)
+        let (store, checkpointer, _) = try storeOnFile()
         let first = try store.create(text: "first", now: 1, filter: nil).memo
         checkpointer.checkpointNow()
         // A long memo, copied whole by the writer: the background connection has not read that log.
@@ -83,12 +81,10 @@ struct CheckpointTurnsTests {
 extension CheckpointTurnsTests {
     /// A store whose log holds a long memo copied whole: its next commit would start the log again.
     private func storeWithLogCopiedWhole() throws -> (MemoStore, LogCheckpointer, path: String, memo: StoredMemo) {
-        let path = temporaryStorePath()
-        let store = try MemoStore(path: path, durability: .committed, readOnly: false,
-                                  discardingAbandonedImports: true, logLimits: .init(backgroundPages: .max, inlinePages: .max))
+        let (store, checkpointer, path) = try storeOnFile()
         let memo = try store.create(text: String(repeating: "회의 meeting notes\n", count: 3_000), now: 1, filter: nil).memo
         _ = try store.writer.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-        return (store, try #require(store.checkpointer), path, memo)
+        return (store, checkpointer, path, memo)
     }
 
     @Test("while another process checkpoints the store, a commit appends to the log; after, it starts it again")

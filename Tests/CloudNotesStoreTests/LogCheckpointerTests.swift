@@ -7,14 +7,6 @@ import Testing
 /// The write-ahead log is checkpointed in the background, so that no commit waits for it.
 @Suite("Checkpoints of the write-ahead log")
 struct LogCheckpointerTests {
-    /// A store whose log is checkpointed at `limits`, and its checkpointer.
-    private func store(_ limits: LogCheckpointer.Limits) throws -> (MemoStore, LogCheckpointer, path: String) {
-        let path = temporaryStorePath()
-        let store = try MemoStore(path: path, durability: .committed, readOnly: false, discardingAbandonedImports: true,
-                                  logLimits: limits)
-        return (store, try #require(store.checkpointer), path)
-    }
-
     /// Writes `count` memos of 12 KB, each in its own commit.
     private func write(_ count: Int, to store: MemoStore) throws {
         for i in 0..<count {
@@ -36,7 +28,7 @@ struct LogCheckpointerTests {
 
     @Test("commits never checkpoint below the inline limit, not even at SQLite's own 1,000 pages")
     func commitsDoNotCheckpoint() throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: .max))
+        let (store, checkpointer, path) = try storeOnFile(checkpointing: .never)
         let before = try fileSize(path)
         try write(400, to: store)
         #expect(checkpointer.pagesInLog > 1000)
@@ -45,7 +37,7 @@ struct LogCheckpointerTests {
 
     @Test("a commit past the background limit has the log checkpointed on another connection")
     func checkpointsInTheBackground() throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: 50, inlinePages: .max))
+        let (store, checkpointer, path) = try storeOnFile(checkpointing: .init(backgroundPages: 50, inlinePages: .max))
         settle(checkpointer)
         let before = try fileSize(path), finished = checkpointer.finishedCheckpoints
         // The checkpoints' queue is held meanwhile. A checkpoint that ran during the commits would copy
@@ -64,7 +56,7 @@ struct LogCheckpointerTests {
 
     @Test("once a checkpoint has copied the whole log, as in a pause between keystrokes, the next commit starts it again")
     func logStartsAgainAfterAPause() throws {
-        let (store, checkpointer, _) = try store(.init(backgroundPages: .max, inlinePages: .max))
+        let (store, checkpointer, _) = try storeOnFile(checkpointing: .never)
         try write(60, to: store)
         let long = checkpointer.pagesInLog
         checkpointer.exclusively { checkpointer.checkpointNow() }
@@ -75,7 +67,7 @@ struct LogCheckpointerTests {
 
     @Test("a commit that takes the log past the inline limit checkpoints it itself")
     func inlineLimit() throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: 50))
+        let (store, checkpointer, path) = try storeOnFile(checkpointing: .init(backgroundPages: .max, inlinePages: 50))
         let before = try fileSize(path)
         var longest: Int32 = 0
         for _ in 0..<60 {
@@ -89,7 +81,7 @@ struct LogCheckpointerTests {
 
     @Test("commits that leave checkpoints to the background never checkpoint themselves; the background copies all they wrote")
     func leavingCheckpointsToBackground() async throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: 50, inlinePages: 100))
+        let (store, checkpointer, path) = try storeOnFile(checkpointing: .init(backgroundPages: 50, inlinePages: 100))
         settle(checkpointer)
         let before = try fileSize(path), finished = checkpointer.finishedCheckpoints
         // The checkpoints' queue is held meanwhile: only a commit could have checkpointed.
@@ -109,7 +101,7 @@ struct LogCheckpointerTests {
 
     @Test("a commit left to the background while a checkpoint is queued or running gets another one after it; other commits do not")
     func anotherCheckpointAfterTheOneUnderWay() async throws {
-        let (store, checkpointer, _) = try store(.init(backgroundPages: 50, inlinePages: 100))
+        let (store, checkpointer, _) = try storeOnFile(checkpointing: .init(backgroundPages: 50, inlinePages: 100))
         for leftToBackground in [false, true] {
             settle(checkpointer)
             let finished = checkpointer.finishedCheckpoints
@@ -133,7 +125,7 @@ struct LogCheckpointerTests {
 
     @Test("an import's chunks leave the log's copy to the import, between its chunks: past the import's limit it is copied, by no commit and no background checkpoint")
     func importCopiesTheLogBetweenItsChunks() throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: .max, importPages: 50))
+        let (store, checkpointer, path) = try storeOnFile(checkpointing: .init(backgroundPages: .max, inlinePages: .max, importPages: 50))
         let before = try fileSize(path)
         let session = try ImportSession(store: store)
         // About 150 pages of text, in one chunk: one commit, past the import's limit.
@@ -145,7 +137,7 @@ struct LogCheckpointerTests {
 
     @Test("while an import runs, no commit copies the log, not even one past the inline limit between its chunks (a keystroke's); after it, such a commit does")
     func noCommitCopiesTheLogDuringAnImport() throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: 50, importPages: .max))
+        let (store, checkpointer, path) = try storeOnFile(checkpointing: .init(backgroundPages: .max, inlinePages: 50, importPages: .max))
         let before = try fileSize(path)
         var chunksLeft = 2
         _ = try store.importMemos(nextChunk: {
@@ -162,7 +154,7 @@ struct LogCheckpointerTests {
 
     @Test("an import bounds the log itself while the background's checkpoints run back to back")
     func importBoundsTheLog() throws {
-        let (store, checkpointer, _) = try store(.init(backgroundPages: 20, inlinePages: .max, importPages: 100))
+        let (store, checkpointer, _) = try storeOnFile(checkpointing: .init(backgroundPages: 20, inlinePages: .max, importPages: 100))
         var longest: Int32 = 0
         let chunk = (0..<100).map { MemoStore.NewMemo(text: "memo \($0)\n" + String(repeating: "imported ", count: 60), modifiedAt: 1) }
         var chunksLeft = 30
@@ -179,7 +171,7 @@ struct LogCheckpointerTests {
 
     @Test("when the log starts again, its file is cut back to the limit kept")
     func logFileCutBack() throws {
-        let (store, checkpointer, path) = try store(.init(backgroundPages: .max, inlinePages: .max, keptLogBytes: 256 * 1024))
+        let (store, checkpointer, path) = try storeOnFile(checkpointing: .init(backgroundPages: .max, inlinePages: .max, keptLogBytes: 256 * 1024))
         try write(60, to: store)
         let long = try fileSize(path + "-wal")
         checkpointer.exclusively { checkpointer.checkpointNow() }

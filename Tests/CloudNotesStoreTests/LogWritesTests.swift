@@ -14,10 +14,8 @@ struct LogWritesTests {
 
     /// A store that never checkpoints, so that its log only grows, and the path of its log.
     private func store() throws -> (MemoStore, LogCheckpointer, log: String) {
-        let path = temporaryStorePath()
-        let store = try MemoStore(path: path, durability: .committed, readOnly: false, discardingAbandonedImports: true,
-                                  logLimits: .init(backgroundPages: .max, inlinePages: .max))
-        return (store, try #require(store.checkpointer), path + "-wal")
+        let (store, checkpointer, path) = try storeOnFile()
+        return (store, checkpointer, path + "-wal")
     }
 
     /// The log's bytes, read past SQLite.

@@ -178,7 +178,7 @@ struct MemoStoreTests {
             try store.page(filter: SearchFilter(query), offset: 0, limit: 1000).map(\.id)
         }
         for indexed in [false, true] {
-            if indexed { while try store.indexPendingMemos() > 0 {} }  // through the full-text index too
+            if indexed { try store.indexEverything() }  // through the full-text index too
             #expect(try listed("needle") == [ids[150], ids[50], ids[10]], "indexed: \(indexed)")
             #expect(try store.index(of: ids[50], filter: SearchFilter("needle")) == 1)
             #expect(try listed("memo").count == 300)  // many matches: the whole order is scanned
@@ -330,9 +330,7 @@ struct MemoStoreTests {
     @Test("an import chunk's ids share their first byte: its commit logs a few pages of the id index, not most of it")
     func importChunkIDsShareTheirFirstByte() throws {
         // A store that never checkpoints: its log only grows, and a commit's pages are its growth.
-        let store = try MemoStore(path: temporaryStorePath(), durability: .committed, readOnly: false,
-                                  discardingAbandonedImports: true, logLimits: .init(backgroundPages: .max, inlinePages: .max))
-        let checkpointer = try #require(store.checkpointer)
+        let (store, checkpointer, _) = try storeOnFile()
         let memos = { (count: Int) in (0..<count).map { MemoStore.NewMemo(text: "memo \($0)", modifiedAt: 1_000) } }
         _ = try store.importMemos(memos(20_000), chunkSize: 1000)  // an id index of about 300 pages
 
@@ -405,29 +403,21 @@ struct MemoStoreTests {
 
     @Test("memos an older version's import marked by name are removed when its process died, kept while it runs")
     func abandonedImportsOfAnOlderVersion() throws {
-        let path = temporaryStorePath()
-        do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                    withIntermediateDirectories: true)
-            let queue = try DatabaseQueue(path: path)
-            try MemoStore.migrator.migrate(queue, upTo: "v4-short-term-index")
-            try queue.write { db in
-                try db.execute(sql: """
-                    INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
-                    VALUES ('kept', X'61', 'a', '', 1, 1, 1, 1, 0, NULL),
-                           ('x', X'61', 'a', '', 1, 1, 1, 2, 0, '2147483646 dead'),
-                           ('y', X'62', 'b', '', 1, 1, 1, 3, 0, '2147483646 dead'),
-                           ('z', X'63', 'c', '', 1, 1, 1, 4, 0, '1 running')
-                    """)
-            }
-            // What `StoredMemo` writes for a memo of an import under way: no name, left to its range.
-            try MemoStore.migrator.migrate(queue)
-            try queue.write { db in
-                try db.execute(sql: """
-                    INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
-                    VALUES ('w', X'64', 'd', '', 1, 1, 1, 5, 0, 'import')
-                    """)
-            }
+        let path = try writeStoreFile(migratedBy: MemoStore.migrator, upTo: "v4-short-term-index") { db in
+            try db.execute(sql: """
+                INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
+                VALUES ('kept', X'61', 'a', '', 1, 1, 1, 1, 0, NULL),
+                       ('x', X'61', 'a', '', 1, 1, 1, 2, 0, '2147483646 dead'),
+                       ('y', X'62', 'b', '', 1, 1, 1, 3, 0, '2147483646 dead'),
+                       ('z', X'63', 'c', '', 1, 1, 1, 4, 0, '1 running')
+                """)
+        }
+        // What `StoredMemo` writes for a memo of an import under way: no name, left to its range.
+        try writeStoreFile(at: path, migratedBy: MemoStore.migrator) { db in
+            try db.execute(sql: """
+                INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch)
+                VALUES ('w', X'64', 'd', '', 1, 1, 1, 5, 0, 'import')
+                """)
         }
         let reopened = try MemoStore(path: path)
         let ids = try reopened.writer.read { db in try String.fetchAll(db, sql: "SELECT id FROM memo ORDER BY id") }
@@ -651,14 +641,14 @@ struct MemoStoreTests {
     @Test("a file that is not a CloudNotes store is refused and left untouched")
     func foreignFiles() throws {
         let path = temporaryStorePath()
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try createFolder(of: path)
         try Data("just some text, not SQLite at all, long enough to have a header".utf8).write(to: URL(fileURLWithPath: path))
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(throws: StoreError.notACloudNotesStore(path: path)) { try MemoStore(path: path) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
 
         let other = temporaryStorePath()
-        try FileManager.default.createDirectory(atPath: (other as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try createFolder(of: other)
         try DatabaseQueue(path: other).write { db in try db.execute(sql: "CREATE TABLE t(x)") }
         #expect(throws: StoreError.notACloudNotesStore(path: other)) { try MemoStore(path: other) }
     }

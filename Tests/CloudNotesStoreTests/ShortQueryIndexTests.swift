@@ -36,7 +36,7 @@ struct ShortQueryIndexTests {
         for text in ["회의록", "오늘 회의", "회의가 \"길다\"", "회계", "의회"] {
             _ = try store.create(text: text, now: 1, filter: nil)
         }
-        while try store.indexPendingMemos() > 0 {}
+        try store.indexEverything()
         try store.writer.read { db throws in
             let query = try #require(try SearchFilter("회의")?.prefixTermsQuery(db, memoCount: 5))
             let terms = Set(query.components(separatedBy: " OR "))
@@ -59,7 +59,7 @@ struct ShortQueryIndexTests {
             }
         }
         for text in texts { _ = try store.create(text: text, now: 1, filter: nil) }
-        while try store.indexPendingMemos() > 0 {}
+        try store.indexEverything()
         try store.writer.read { db throws in
             #expect(try SearchFilter("가")?.prefixTermsQuery(db, memoCount: texts.count) == nil)
             #expect(try SearchFilter(syllables[1])?.prefixTermsQuery(db, memoCount: texts.count) != nil)
@@ -119,7 +119,7 @@ struct ShortQueryIndexTests {
             return texts.filter { fold($0).firstRange(of: folded) != nil }.count
         }
         for indexed in [false, true] {
-            if indexed { while try store.indexPendingMemos() > 0 {} }
+            if indexed { try store.indexEverything() }
             for query in queries {
                 let filter = try #require(SearchFilter(query))
                 store.cache.invalidate()  // a new search, not the list kept from the last one
@@ -139,7 +139,7 @@ struct ShortQueryIndexTests {
         let longS = try store.create(text: "Tho\u{017F}e", now: 2, filter: nil).memo
         _ = try store.create(text: "neither", now: 3, filter: nil)
         for indexed in [false, true] {
-            if indexed { while try store.indexPendingMemos() > 0 {} }
+            if indexed { try store.indexEverything() }
             for (query, expected) in [("KELVIN", kelvin), ("0 k", kelvin), ("k", kelvin), ("OSE", longS), ("os", longS), ("S", longS)] {
                 let filter = try #require(SearchFilter(query))
                 store.cache.invalidate()  // a new search, not the list kept from the last one
@@ -155,7 +155,7 @@ struct ShortQueryIndexTests {
         let store = try MemoStore()
         // Four terms begin with "a" in each memo: found 4,000 times in 1,000 memos.
         for i in 0..<1000 { _ = try store.create(text: "ab1 ac2 ad3 ae4 \(i)", now: Int64(i), filter: nil) }
-        while try store.indexPendingMemos() > 0 {}
+        try store.indexEverything()
         try store.writer.read { db throws in
             #expect(SearchFilter.maxPrefixMatchesPerMemo == 3)
             #expect(try SearchFilter("a")?.prefixTermsQuery(db, memoCount: 1000) == nil)
@@ -171,7 +171,7 @@ struct ShortQueryIndexTests {
         let store = try MemoStore()
         var ids: [String] = []
         for i in 0..<40 { ids.append(try store.create(text: i % 3 == 0 ? "회의 \(i)" : "메모 \(i)", now: Int64(i), filter: nil).memo.id) }
-        while try store.indexPendingMemos() > 0 {}
+        try store.indexEverything()
         let filter = SearchFilter("회의")
         #expect(try store.count(filter: filter) == 14)
         _ = try store.update(id: ids[1], text: "이제 회의", baseVersion: nil, now: 100, filter: filter)
@@ -186,10 +186,8 @@ struct ShortQueryIndexTests {
 
     @Test("a filter's check of one indexed memo asks the index about that memo")
     func perMemoCheckThroughTheIndex() throws {
-        let store = try MemoStore()
-        let hit = try store.create(text: "weekly meeting notes", now: 1, filter: nil).memo
-        let miss = try store.create(text: "meet in the evening", now: 2, filter: nil).memo
-        while try store.indexPendingMemos() > 0 {}
+        let (store, memos) = try indexedStore("weekly meeting notes", "meet in the evening")
+        let (hit, miss) = (memos[0], memos[1])
         let filter = try #require(SearchFilter("MEETING"))
         try store.writer.read { db throws in
             for (id, expected) in [(hit.id, true), (miss.id, false)] {
@@ -202,9 +200,7 @@ struct ShortQueryIndexTests {
 
     @Test("a decomposed query is another search than the composed one: searches match bytes")
     func decomposedIsAnotherQuery() throws {
-        let store = try MemoStore()
-        _ = try store.create(text: "회의", now: 1, filter: nil)  // composed: one scalar a syllable
-        while try store.indexPendingMemos() > 0 {}
+        let (store, _) = try indexedStore("회의")  // composed: one scalar a syllable
         let composed = try #require(SearchFilter("회"))
         let decomposed = try #require(SearchFilter("\u{1112}\u{116C}"))  // the same syllable as conjoining jamo
         #expect(composed != decomposed)
@@ -216,19 +212,12 @@ struct ShortQueryIndexTests {
 
     @Test("a store from before the short-term index is reindexed in the background, and searched meanwhile")
     func migrationFromV3() throws {
-        let path = temporaryStorePath()
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        do {
-            let queue = try DatabaseQueue(path: path)
-            try MemoStore.migrator.migrate(queue, upTo: "v3-sync")
-            try queue.write { db in
-                for (seq, text) in ["끝에 회의", "회의록", "다른 메모"].enumerated() {
-                    try db.execute(sql: """
-                        INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, indexed)
-                        VALUES (?, ?, ?, '', 1, 1, 1, ?, 1)
-                        """, arguments: ["m\(seq)", Data(text.utf8), text, seq + 1])
-                }
+        let path = try writeStoreFile(migratedBy: MemoStore.migrator, upTo: "v3-sync") { db in
+            for (seq, text) in ["끝에 회의", "회의록", "다른 메모"].enumerated() {
+                try db.execute(sql: """
+                    INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, indexed)
+                    VALUES (?, ?, ?, '', 1, 1, 1, ?, 1)
+                    """, arguments: ["m\(seq)", Data(text.utf8), text, seq + 1])
             }
         }
         let store = try MemoStore(path: path)
@@ -247,14 +236,12 @@ struct ShortQueryIndexTests {
 
     @Test("the index stays equal to the texts it holds through creates, edits, deletes and reindexing")
     func indexIntegrity() throws {
-        let store = try MemoStore()
-        let first = try store.create(text: "첫 회의", now: 1, filter: nil).memo
-        let second = try store.create(text: "두 번째", now: 2, filter: nil).memo
-        while try store.indexPendingMemos() > 0 {}
+        let (store, memos) = try indexedStore("첫 회의", "두 번째")
+        let (first, second) = (memos[0], memos[1])
         _ = try store.update(id: first.id, text: "첫 회의 끝", baseVersion: nil, now: 3, filter: nil)
         _ = try store.delete(id: second.id, now: 4, filter: nil)
         try expectIndexMatchesTexts(store)
-        while try store.indexPendingMemos() > 0 {}
+        try store.indexEverything()
         try expectIndexMatchesTexts(store)
         #expect(try store.count(filter: SearchFilter("끝")) == 1)
     }

@@ -33,22 +33,15 @@ struct OutgoingRevisionTests {
 
     @Test("a store of an older version keeps what it published, what it did not, and what it read")
     func migrationKeepsThePublishingState() throws {
-        let path = temporaryStorePath()
-        do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                    withIntermediateDirectories: true)
-            let queue = try DatabaseQueue(path: path)
-            try MemoStore.migrator.migrate(queue, upTo: "v7-named-import-marks-by-comparison")
-            try queue.write { db in
-                // "a" and "b" published in segments 1 and 2 (2 not yet recorded as published), "c" not
-                // published, "d" read from the remote.
-                try db.execute(sql: """
-                    INSERT INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt, segment)
-                    VALUES ('a', 'm1', '', 0, X'61', 1, 1, 1), ('b', 'm2', '', 0, X'62', 1, 1, 2),
-                           ('c', 'm3', '', 0, X'63', 1, 1, NULL), ('d', 'm4', '', 0, X'64', 1, 1, 0);
-                    UPDATE syncState SET remote = 'file:///remote', published = 1;
-                    """)
-            }
+        // "a" and "b" published in segments 1 and 2 (2 not yet recorded as published), "c" not published,
+        // "d" read from the remote.
+        let path = try writeStoreFile(migratedBy: MemoStore.migrator, upTo: "v7-named-import-marks-by-comparison") { db in
+            try db.execute(sql: """
+                INSERT INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt, segment)
+                VALUES ('a', 'm1', '', 0, X'61', 1, 1, 1), ('b', 'm2', '', 0, X'62', 1, 1, 2),
+                       ('c', 'm3', '', 0, X'63', 1, 1, NULL), ('d', 'm4', '', 0, X'64', 1, 1, 0);
+                UPDATE syncState SET remote = 'file:///remote', published = 1;
+                """)
         }
         let store = try MemoStore(path: path)
         #expect(try store.unpublishedRevisionCount() == 1)

@@ -1,3 +1,4 @@
+import CloudNotesTestSupport
 import Foundation
 import GRDB
 import Testing
@@ -10,11 +11,8 @@ import Testing
 struct SyncEngineTests {
     @Test("a memo made on one device reaches the other; an edit and a delete follow it")
     func memosTravel() async throws {
-        let remote = try newFolderRemote()
-        var a = try Device(remote: remote), b = try Device(remote: remote)
-        let id = try a.create("groceries\nmilk\n")
-        try await a.sync()
-        try await b.sync()
+        var (a, b) = try twoDevices()
+        let id = try await a.publish("groceries\nmilk\n", to: b)
         #expect(try b.memos() == [id: "groceries\nmilk\n"])
         try b.update(id, "groceries\nmilk\neggs\n")
         try await b.sync()
@@ -30,8 +28,7 @@ struct SyncEngineTests {
     func cancelledIsNoFailure() async throws {
         let remote = try newFolderRemote()
         var a = try Device(remote: remote)
-        try a.create("a memo\n")
-        try await a.sync()
+        try await a.publish("a memo\n")
         let before = try a.store.syncState()
         let device = a
         let outcome: (any Error)? = await Task {
@@ -51,18 +48,10 @@ struct SyncEngineTests {
 
     @Test("edits to different lines made apart merge, in either order of syncing")
     func concurrentEditsMerge() async throws {
-        for aFirst in [true, false] {
-            let remote = try newFolderRemote()
-            var a = try Device(remote: remote), b = try Device(remote: remote)
-            let id = try a.create("one\ntwo\nthree\nfour\nfive\n")
-            try await a.sync()
-            try await b.sync()
-            try a.update(id, "ONE\ntwo\nthree\nfour\nfive\n")
-            try b.update(id, "one\ntwo\nthree\nfour\nFIVE\n")
-            try await syncInTurn(aFirst ? [a, b] : [b, a])
-            #expect(try a.memos() == [id: "ONE\ntwo\nthree\nfour\nFIVE\n"])
-            #expect(try b.memos() == a.memos())
-        }
+        try await expectConvergence(from: "one\ntwo\nthree\nfour\nfive\n",
+                                    a: { try $0.update($1, "ONE\ntwo\nthree\nfour\nfive\n") },
+                                    b: { try $0.update($1, "one\ntwo\nthree\nfour\nFIVE\n") },
+                                    to: "ONE\ntwo\nthree\nfour\nFIVE\n")
     }
 
     /// Merged as each segment arrived, `b` made a merge with `a`'s first edit and another with its
@@ -70,13 +59,10 @@ struct SyncEngineTests {
     /// devices that read different parts of a publication never stopped merging each other's merges.
     @Test("a memo's revisions read in separate segments are merged once, after the last: nobody merges the merges")
     func revisionsInSeparateSegmentsMergeOnce() async throws {
-        let remote = try newFolderRemote()
-        var a = try Device(remote: remote), b = try Device(remote: remote)
+        var (a, b) = try twoDevices()
         a.revisionsPerSegment = 1
         b.revisionsPerSegment = 1
-        let id = try a.create("one\ntwo\nthree\n")
-        try await a.sync()
-        try await b.sync()
+        let id = try await a.publish("one\ntwo\nthree\n", to: b)
         try a.update(id, "ONE\ntwo\nthree\n")
         _ = try a.store.packLocalChanges(rules: SyncRules())
         try a.update(id, "ONE\nTWO\nthree\n")
@@ -92,12 +78,9 @@ struct SyncEngineTests {
 
     @Test("applying a segment leaves a memo edited on both sides as it is; the merge step merges it, and a cancelled one leaves it waiting")
     func applyingLeavesMergesForTheEnd() async throws {
-        let remote = try newFolderRemote()
-        var a = try Device(remote: remote), b = try Device(remote: remote)
+        var (a, b) = try twoDevices()
         let id = try a.create("one\ntwo\nthree\n")
-        let untouched = try a.create("untouched\n")
-        try await a.sync()
-        try await b.sync()
+        let untouched = try await a.publish("untouched\n", to: b)
         try a.update(id, "ONE\ntwo\nthree\n")
         try a.update(untouched, "touched on a\n")
         _ = try a.store.packLocalChanges(rules: SyncRules())
@@ -125,12 +108,9 @@ struct SyncEngineTests {
     @Test("overlapping edits keep both versions: the later in the memo, the other in a conflict copy",
           arguments: [nil, 1] as [Int?])
     func conflictKeepsBoth(revisionsPerApplyPart: Int?) async throws {
-        let remote = try newFolderRemote()
-        var a = try Device(remote: remote), b = try Device(remote: remote)
+        var (a, b) = try twoDevices()
         a.revisionsPerApplyPart = revisionsPerApplyPart
-        let id = try a.create("title\nbody\n")
-        try await a.sync()
-        try await b.sync()
+        let id = try await a.publish("title\nbody\n", to: b)
         try a.update(id, "title\nbody from a\n")
         b.clock += 10  // b's edit is the later one
         try b.update(id, "title\nbody from b\n")
@@ -163,9 +143,7 @@ struct SyncEngineTests {
             a = try Device(remote: remote)
             b = try Device(remote: remote)
             c = try Device(remote: remote)
-            memo = try a.create((["title", "body"] + lines).joined(separator: "\n"))
-            try await a.sync()
-            try await b.sync()
+            memo = try await a.publish((["title", "body"] + lines).joined(separator: "\n"), to: b)
             try b.update(memo, (["title", "body from b"] + lines).joined(separator: "\n"))
             a.clock += 10  // a's edit is the later one: b's text goes to the conflict copy
             try a.update(memo, (["title", "body from a"] + lines).joined(separator: "\n"))
@@ -178,7 +156,7 @@ struct SyncEngineTests {
 
         /// The remote without `device`'s files, or with them as `earlier` held them.
         func lagging(_ device: Device, earlier: FolderRemote? = nil) throws -> LaggingRemote {
-            LaggingRemote(live: remote, device: try device.store.syncState().device, earlier: earlier)
+            LaggingRemote(inner: remote, device: try device.store.syncState().device, earlier: earlier)
         }
     }
 
@@ -247,26 +225,15 @@ struct SyncEngineTests {
 
     @Test("a delete never beats an edit it did not see, whichever syncs first")
     func editBeatsUnseenDelete() async throws {
-        for deleterFirst in [true, false] {
-            let remote = try newFolderRemote()
-            var a = try Device(remote: remote), b = try Device(remote: remote)
-            let id = try a.create("keep me\n")
-            try await a.sync()
-            try await b.sync()
-            try a.delete(id)
-            try b.update(id, "keep me\nedited\n")
-            try await syncInTurn(deleterFirst ? [a, b] : [b, a])
-            #expect(try a.memos() == [id: "keep me\nedited\n"])
-            #expect(try b.memos() == a.memos())
-        }
+        try await expectConvergence(from: "keep me\n", a: { try $0.delete($1) }, b: { try $0.update($1, "keep me\nedited\n") },
+                                    to: "keep me\nedited\n")
     }
 
     @Test("an empty or replaced remote deletes nothing, and the sync says why it stopped")
     func emptyRemoteDeletesNothing() async throws {
         let remote = try newFolderRemote()
         var a = try Device(remote: remote)
-        let id = try a.create("precious\n")
-        try await a.sync()
+        let id = try await a.publish("precious\n")
         // The folder is now another one: empty (an unmounted share, a wrong path).
         let other = try newFolderRemote()
         await #expect(throws: SyncError.self) { try await a.sync(through: other) }
@@ -287,10 +254,9 @@ struct SyncEngineTests {
         let remote = try newFolderRemote()
         let path = Device.newStorePath()
         var a = try Device(remote: remote, path: path)
-        let id = try a.create("shared\n")
-        try await a.sync()
+        let id = try await a.publish("shared\n")
         let copyPath = Device.newStorePath()
-        try FileManager.default.createDirectory(atPath: (copyPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try createFolder(of: copyPath)
         a.store.checkpoint()
         try FileManager.default.copyItem(atPath: path, toPath: copyPath)
         var b = try Device(remote: remote, path: copyPath)
@@ -309,8 +275,7 @@ struct SyncEngineTests {
     func damagedSegmentRefused() async throws {
         let remote = try newFolderRemote()
         var a = try Device(remote: remote), b = try Device(remote: remote)
-        _ = try a.create("first\n")
-        try await a.sync()
+        try await a.publish("first\n")
         let device = try a.store.syncState().device
         let segment = remote.root + "/" + RemoteLayout.segmentPath(device, 1)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
@@ -323,23 +288,12 @@ struct SyncEngineTests {
 }
 
 /// A remote that serves an old copy of one file: another device's head read before its last publication.
-final class StaleFileRemote: Remote {
+struct StaleFileRemote: RemoteInFront {
     let inner: any Remote
     let path: String
     let staleBytes: Data
 
-    init(_ inner: any Remote, path: String, staleBytes: Data) {
-        self.inner = inner
-        self.path = path
-        self.staleBytes = staleBytes
-    }
-
-    var displayURL: String { inner.displayURL }
-    var requestCount: Int { inner.requestCount }
     func read(_ path: String) async throws -> Data? { path == self.path ? staleBytes : try await inner.read(path) }
-    func write(_ path: String, _ data: Data) async throws { try await inner.write(path, data) }
-    func makeFolder(_ path: String) async throws { try await inner.makeFolder(path) }
-    func list(_ path: String) async throws -> [String] { try await inner.list(path) }
 }
 
 @Suite("Sync with parents published elsewhere")
@@ -349,10 +303,7 @@ struct WaitingRevisionTests {
         let remote = try newFolderRemote()
         var a = try Device(remote: remote), b = try Device(remote: remote)
         let c = try Device(remote: remote)
-        let id = try a.create("1\n2\n3\n")
-        try await a.sync()
-        try await b.sync()
-        try await c.sync()
+        let id = try await a.publish("1\n2\n3\n", to: b, c)
         let headPath = RemoteLayout.headPath(try a.store.syncState().device)
         let oldHead = try #require(try await remote.read(headPath))
         try a.update(id, "one\n2\n3\n")
@@ -360,7 +311,7 @@ struct WaitingRevisionTests {
         try b.update(id, "1\n2\nthree\n")
         try await b.sync()  // b merges a's edit and publishes the merge, whose parents are a's and b's edits
         // c reads b's merge while a's head still looks old to it (a slow folder sync, a stale cache).
-        try await c.sync(through: StaleFileRemote(remote, path: headPath, staleBytes: oldHead))
+        try await c.sync(through: StaleFileRemote(inner: remote, path: headPath, staleBytes: oldHead))
         #expect(try c.memos() == [id: "1\n2\nthree\n"], "b's own edit applies; the merge waits for a's")
         try await c.sync()
         #expect(try c.memos() == [id: "one\n2\nthree\n"])

@@ -45,6 +45,15 @@ struct Device {
         return try store.create(text: text, now: clock, filter: nil).memo.id
     }
 
+    /// Makes a memo of `text` and publishes it, then `others` sync: they all have it. Its id.
+    @discardableResult
+    mutating func publish(_ text: String, to others: Device...) async throws -> String {
+        let id = try create(text)
+        try await sync()
+        for other in others { try await other.sync() }
+        return id
+    }
+
     mutating func update(_ id: String, _ text: String) throws {
         clock += 1
         _ = try store.update(id: id, text: text, baseVersion: nil, now: clock, filter: nil)
@@ -78,14 +87,50 @@ func syncInTurn(_ devices: [Device]) async throws {
     for device in devices + devices.prefix(1) { try await device.sync() }
 }
 
+/// Devices `a` and `b` that both have a memo of `base` change it apart (`changeA`, `changeB`, given the
+/// memo's id), then sync in turn, in either order: each time both end with `expected`.
+func expectConvergence(from base: String, a changeA: (inout Device, String) throws -> Void,
+                       b changeB: (inout Device, String) throws -> Void, to expected: String,
+                       sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    for aFirst in [true, false] {
+        var (a, b) = try twoDevices()
+        let id = try await a.publish(base, to: b)
+        try changeA(&a, id)
+        try changeB(&b, id)
+        try await syncInTurn(aFirst ? [a, b] : [b, a])
+        #expect(try a.memos() == [id: expected], "\(aFirst ? "a" : "b") first", sourceLocation: sourceLocation)
+        #expect(try b.memos() == a.memos(), sourceLocation: sourceLocation)
+    }
+}
+
 /// A new, empty folder remote.
 func newFolderRemote() throws -> FolderRemote {
     try FolderRemote(path: temporaryFolder())
 }
 
+/// Devices `a` and `b` on a new folder remote.
+func twoDevices() throws -> (Device, Device) {
+    let remote = try newFolderRemote()
+    return (try Device(remote: remote), try Device(remote: remote))
+}
+
+/// A remote in front of another, `inner`: whatever it does not do itself, `inner` does.
+protocol RemoteInFront: Remote {
+    var inner: any Remote { get }
+}
+
+extension RemoteInFront {
+    var displayURL: String { inner.displayURL }
+    var requestCount: Int { inner.requestCount }
+    func read(_ path: String) async throws -> Data? { try await inner.read(path) }
+    func write(_ path: String, _ data: Data) async throws { try await inner.write(path, data) }
+    func makeFolder(_ path: String) async throws { try await inner.makeFolder(path) }
+    func list(_ path: String) async throws -> [String] { try await inner.list(path) }
+}
+
 /// A remote that fails on its `failAt`-th request (counting from 1), as a cut connection would, and
 /// optionally only after doing what was asked (the request reached the server, the answer was lost).
-final class FaultyRemote: Remote {
+final class FaultyRemote: RemoteInFront {
     let inner: any Remote
     let failAt: Int
     let afterDoing: Bool
@@ -97,7 +142,6 @@ final class FaultyRemote: Remote {
         self.afterDoing = afterDoing
     }
 
-    var displayURL: String { inner.displayURL }
     var requestCount: Int { count.load(ordering: .relaxed) }
 
     private func step<T>(_ body: () async throws -> T) async throws -> T {
@@ -115,26 +159,21 @@ final class FaultyRemote: Remote {
 
 /// A remote as one machine sees it while its synced folder has brought only part of it: one device's
 /// files are missing, or still as they were in an earlier copy of the remote.
-struct LaggingRemote: Remote {
-    let live: any Remote
+struct LaggingRemote: RemoteInFront {
+    /// The remote as it is.
+    let inner: any Remote
     let device: String
     /// Where that device's files are read from; nil while none have arrived.
     let earlier: (any Remote)?
 
-    var displayURL: String { live.displayURL }
-    var requestCount: Int { live.requestCount }
-
     func read(_ path: String) async throws -> Data? {
-        guard path.contains(device) else { return try await live.read(path) }
+        guard path.contains(device) else { return try await inner.read(path) }
         return try await earlier?.read(path)
     }
 
-    func write(_ path: String, _ data: Data) async throws { try await live.write(path, data) }
-    func makeFolder(_ path: String) async throws { try await live.makeFolder(path) }
-
     func list(_ path: String) async throws -> [String] {
         if path.contains(device) { return try await earlier?.list(path) ?? [] }
-        let names = try await live.list(path)
+        let names = try await inner.list(path)
         return path == RemoteLayout.devicesPath && earlier == nil ? names.filter { $0 != device } : names
     }
 }

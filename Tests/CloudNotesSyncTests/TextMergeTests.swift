@@ -7,13 +7,14 @@ import CloudNotesSync
 /// Hand-written merges: what a user editing one memo on two devices should see.
 @Suite("Three-way merge of memo texts")
 struct TextMergeTests {
-    @Test("edits in different paragraphs both apply")
-    func differentParagraphs() {
-        let base = "Groceries\n\nmilk\neggs\n\nCall mom\n\nBook flights\n"
-        let ours = "Groceries\n\nmilk\neggs\nbread\n\nCall mom\n\nBook flights\n"
-        let theirs = "Groceries\n\nmilk\neggs\n\nCall mom\n\nBook flights to Jeju\n"
-        #expect(TextMerge.merge(base: base, ours: ours, theirs: theirs)
-            == .merged("Groceries\n\nmilk\neggs\nbread\n\nCall mom\n\nBook flights to Jeju\n"))
+    @Test("edits in different paragraphs both apply, line by line in Korean text too", arguments: [
+        ("Groceries\n\nmilk\neggs\n\nCall mom\n\nBook flights\n", "Groceries\n\nmilk\neggs\nbread\n\nCall mom\n\nBook flights\n",
+         "Groceries\n\nmilk\neggs\n\nCall mom\n\nBook flights to Jeju\n", "Groceries\n\nmilk\neggs\nbread\n\nCall mom\n\nBook flights to Jeju\n"),
+        ("장보기\n우유\n계란\n\n할 일\n엄마께 전화\n", "장보기\n우유\n계란\n빵\n\n할 일\n엄마께 전화\n",
+         "장보기\n우유\n계란\n\n할 일\n아빠께 전화\n", "장보기\n우유\n계란\n빵\n\n할 일\n아빠께 전화\n"),
+    ])
+    func differentParagraphs(base: String, ours: String, theirs: String, merged: String) {
+        #expect(TextMerge.merge(base: base, ours: ours, theirs: theirs) == .merged(merged))
     }
 
     @Test("one side inserts at the top, the other at the bottom")
@@ -23,13 +24,12 @@ struct TextMergeTests {
             == .merged("zero\none\ntwo\nthree\nfour\n"))
     }
 
-    @Test("deletions on both sides apply, including the same line deleted twice")
-    func deletions() {
-        let base = "a\nb\nc\nd\ne\nf\ng\n"
-        #expect(TextMerge.merge(base: base, ours: "a\nc\nd\ne\nf\ng\n", theirs: "a\nb\nc\nd\ne\ng\n")
-            == .merged("a\nc\nd\ne\ng\n"))
-        #expect(TextMerge.merge(base: base, ours: "a\nb\nd\ne\nf\n", theirs: "a\nb\nd\ne\nf\ng\n")
-            == .merged("a\nb\nd\ne\nf\n"))
+    @Test("deletions on both sides apply, including the same line deleted twice", arguments: [
+        ("a\nc\nd\ne\nf\ng\n", "a\nb\nc\nd\ne\ng\n", "a\nc\nd\ne\ng\n"),
+        ("a\nb\nd\ne\nf\n", "a\nb\nd\ne\nf\ng\n", "a\nb\nd\ne\nf\n"),
+    ])
+    func deletions(ours: String, theirs: String, merged: String) {
+        #expect(TextMerge.merge(base: "a\nb\nc\nd\ne\nf\ng\n", ours: ours, theirs: theirs) == .merged(merged))
     }
 
     @Test("the same change made on both sides is taken once")
@@ -93,15 +93,6 @@ struct TextMergeTests {
             == .conflict, "a line whose end became LF was changed")
     }
 
-    @Test("Korean text merges line by line")
-    func korean() {
-        let base = "장보기\n우유\n계란\n\n할 일\n엄마께 전화\n"
-        let ours = "장보기\n우유\n계란\n빵\n\n할 일\n엄마께 전화\n"
-        let theirs = "장보기\n우유\n계란\n\n할 일\n아빠께 전화\n"
-        #expect(TextMerge.merge(base: base, ours: ours, theirs: theirs)
-            == .merged("장보기\n우유\n계란\n빵\n\n할 일\n아빠께 전화\n"))
-    }
-
     @Test("NUL bytes are ordinary bytes")
     func nulBytes() {
         let base = "a\u{0}b\nmiddle\nc\u{0}\n"
@@ -156,11 +147,9 @@ struct TextMergePropertyTests {
     /// rules alone, whatever the diff.
     @Test("agrees with git merge-file on texts whose diffs are unambiguous", .enabled(if: Git.isAvailable))
     func gitOracleDistinctLines() throws {
-        var random = SplitMix64(seed: 0x5EED_D1FF)
         let pool = (0..<3).map { "new \($0)\n" } + ["노트 \n", "x\r\n"]
-        for _ in 0..<300 {
-            let (base, ours, theirs) = random.mergeCase(baseLines: (0..<random.below(10)).map { "line \($0)\n" }, pool: pool)
-            try expectAgreementWithGit(base: base, ours: ours, theirs: theirs)
+        try expectAgreementWithGit(seed: 0x5EED_D1FF, cases: 300, pool: pool) { random in
+            (0..<random.below(10)).map { "line \($0)\n" }
         }
     }
 
@@ -168,24 +157,18 @@ struct TextMergePropertyTests {
     /// rules. The diff is a port of git's, which is why this agrees exactly too.
     @Test("agrees with git merge-file on texts made of a few repeated lines", .enabled(if: Git.isAvailable))
     func gitAgreementOnRepetitiveLines() throws {
-        var random = SplitMix64(seed: 0xD1FF_3)
         let pool = ["a\n", "b\n", "c\n", "\n", "é\n", "e\u{301}\n", "a\r\n"]
-        for _ in 0..<300 {
-            let baseLines = (0..<random.below(12)).map { _ in pool[random.below(random.below(2) == 0 ? 3 : pool.count)] }
-            let (base, ours, theirs) = random.mergeCase(baseLines: baseLines, pool: pool)
-            try expectAgreementWithGit(base: base, ours: ours, theirs: theirs)
+        try expectAgreementWithGit(seed: 0xD1FF_3, cases: 300, pool: pool) { random in
+            (0..<random.below(12)).map { _ in pool[random.below(random.below(2) == 0 ? 3 : pool.count)] }
         }
     }
 
     /// Memo-like texts: sentences, blank lines and repeated bullets, with a few edits on each side.
     @Test("agrees with git merge-file on memo-like texts", .enabled(if: Git.isAvailable))
     func gitAgreementOnMemos() throws {
-        var random = SplitMix64(seed: 0x3E30)
         let pool = (0..<40).map { "sentence \($0)\n" } + Array(repeating: "\n", count: 20) + ["- item\n", "- item\n", "}\n"]
-        for _ in 0..<150 {
-            let baseLines = (0..<random.below(60)).map { _ in pool[random.below(pool.count)] }
-            let (base, ours, theirs) = random.mergeCase(baseLines: baseLines, pool: pool, editPercent: 8)
-            try expectAgreementWithGit(base: base, ours: ours, theirs: theirs)
+        try expectAgreementWithGit(seed: 0x3E30, cases: 150, pool: pool, editPercent: 8) { random in
+            (0..<random.below(60)).map { _ in pool[random.below(pool.count)] }
         }
     }
 
@@ -210,6 +193,18 @@ struct TextMergePropertyTests {
                     }
                 }
             }
+        }
+    }
+
+    /// `cases` random merges agree with git's: each of the base lines `baseLines` makes, edited on both
+    /// sides with lines from `pool` (`SplitMix64.mergeCase`).
+    private func expectAgreementWithGit(seed: UInt64, cases: Int, pool: [String], editPercent: Int = 25,
+                                        baseLines: (inout SplitMix64) -> [String]) throws {
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<cases {
+            let lines = baseLines(&random)
+            let (base, ours, theirs) = random.mergeCase(baseLines: lines, pool: pool, editPercent: editPercent)
+            try expectAgreementWithGit(base: base, ours: ours, theirs: theirs)
         }
     }
 

@@ -20,6 +20,11 @@ public func temporaryStorePath() -> String {
     temporaryPath("sub/notes.sqlite")
 }
 
+/// Creates the folder `path` is in (and the folders above it), for a file made there by hand.
+public func createFolder(of path: String) throws {
+    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+}
+
 /// The folder that holds every path `temporaryPath` and `temporaryFolder` give this process, removed
 /// with everything in it when the process exits.
 ///

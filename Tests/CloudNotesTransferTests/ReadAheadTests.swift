@@ -59,6 +59,15 @@ struct ReadAheadTests {
         return true
     }
 
+    /// A producer and its read-ahead, once that has handed over 1 and made 2 meanwhile.
+    func readAheadPastTheFirst() throws -> (Producer, ReadAhead<Int>) {
+        let producer = Producer()
+        let ahead = producer.readAhead()
+        #expect(try ahead.next() == 1)
+        #expect(eventually { producer.calls == 2 })
+        return (producer, ahead)
+    }
+
     @Test("elements come in the order made, then nil, at every later call too; the thread then ends")
     func order() throws {
         let producer = Producer(last: 5)
@@ -84,11 +93,8 @@ struct ReadAheadTests {
 
     @Test("the next element is made while the consumer works, and only the next: one waits at most")
     func oneAhead() throws {
-        let producer = Producer()
-        let ahead = producer.readAhead()
-        #expect(try ahead.next() == 1)
         // The consumer "works" on 1: 2 gets made meanwhile, and 3 waits for 2 to be taken.
-        #expect(eventually { producer.calls == 2 })
+        let (producer, ahead) = try readAheadPastTheFirst()
         Thread.sleep(forTimeInterval: 0.05)
         #expect(producer.calls == 2)
         #expect(try ahead.next() == 2)
@@ -135,10 +141,7 @@ struct ReadAheadTests {
 
     @Test("stop ends the producer's thread, drops what it made, and answers nil from then on")
     func stop() throws {
-        let producer = Producer()
-        let ahead = producer.readAhead()
-        #expect(try ahead.next() == 1)
-        #expect(eventually { producer.calls == 2 })
+        let (producer, ahead) = try readAheadPastTheFirst()
         ahead.stop()
         #expect(eventually { producer.threadEnded })
         #expect(try ahead.next() == nil, "2 was made, and dropped")
@@ -165,12 +168,7 @@ struct ReadAheadTests {
 
     @Test("dropping the last reference stops the thread too")
     func droppingStops() throws {
-        let producer = Producer()
-        do {
-            let ahead = producer.readAhead()
-            #expect(try ahead.next() == 1)
-            #expect(eventually { producer.calls == 2 })
-        }
+        let (producer, _) = try readAheadPastTheFirst()
         #expect(eventually { producer.threadEnded })
     }
 

@@ -32,6 +32,16 @@ public struct VoidResponse: ResponseType, Hashable {
     public static let example = VoidResponse()
 }
 
+/// A request or notification whose params are an empty object, which is also its example.
+public protocol ParameterlessMessage: SchemaDescribed {
+    init()
+}
+
+extension ParameterlessMessage {
+    public static var schema: Schema { .object([]) }
+    public static var example: Self { Self() }
+}
+
 /// Params of a message that takes none.
 public struct NoParams: Codable, Sendable, Hashable {
     public init() {}

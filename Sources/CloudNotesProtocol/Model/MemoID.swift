@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Kept as its canonical string: ids are read from the store and written to the client far more often
 /// than they are made, and Foundation's `UUID` parses and prints through `sscanf` and `sprintf`.
-public struct MemoID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
+public struct MemoID: Hashable, Sendable, WireString, CustomStringConvertible, Comparable {
     /// The UUID in lower case, such as `6f1c2a8e-3b7d-4f0a-9c55-2d8e1f4b7a90`.
     public let description: String
 
@@ -42,19 +42,9 @@ public struct MemoID: Hashable, Sendable, Codable, CustomStringConvertible, Comp
         description = hasUpperCase ? string.lowercased() : string
     }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let string = try container.decode(String.self)
-        guard let id = MemoID(string) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "is not a UUID")
-        }
-        self = id
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public var wireString: String { description }
+    public static func parse(wireString string: String) -> MemoID? { MemoID(string) }
+    public static let wireDescription = "a UUID"
 
     public static func < (lhs: MemoID, rhs: MemoID) -> Bool { lhs.description < rhs.description }
 }

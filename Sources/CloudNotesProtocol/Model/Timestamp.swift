@@ -3,7 +3,7 @@ import Foundation
 /// A point in time with millisecond precision, written as ISO 8601 in UTC (`2026-01-01T09:30:00.000Z`).
 ///
 /// Formatted with integer arithmetic: going through a floating-point `Date` loses the last millisecond.
-public struct Timestamp: Hashable, Sendable, Codable, Comparable {
+public struct Timestamp: Hashable, Sendable, WireString, Comparable {
     /// Milliseconds since 1970-01-01T00:00:00Z.
     public var milliseconds: Int64
 
@@ -58,18 +58,9 @@ public struct Timestamp: Hashable, Sendable, Codable, Comparable {
         milliseconds = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
     }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let parsed = Timestamp(iso8601: try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "is not a timestamp like 2026-01-01T09:30:00.000Z")
-        }
-        self = parsed
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(iso8601)
-    }
+    public var wireString: String { iso8601 }
+    public static func parse(wireString string: String) -> Timestamp? { Timestamp(iso8601: string) }
+    public static let wireDescription = "a timestamp like 2026-01-01T09:30:00.000Z"
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.milliseconds < rhs.milliseconds }
 

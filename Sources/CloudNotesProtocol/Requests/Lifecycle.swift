@@ -118,33 +118,27 @@ public struct InitializeResult: ResponseType, Hashable {
 // MARK: - shutdown
 
 /// Asks the server to stop accepting requests; the `exit` notification then ends the process.
-public struct ShutdownRequest: RequestType, Hashable {
+public struct ShutdownRequest: RequestType, ParameterlessMessage, Hashable {
     public static let method = "shutdown"
     public static let summary = "Finishes pending work; afterwards only `exit` is accepted."
     public typealias Response = VoidResponse
     public init() {}
-    public static let schema = Schema.object([])
-    public static let example = ShutdownRequest()
 }
 
 // MARK: - Lifecycle notifications
 
 /// Sent by the client after the `initialize` response; the server then selects the newest memo.
-public struct InitializedNotification: NotificationType, Hashable {
+public struct InitializedNotification: NotificationType, ParameterlessMessage, Hashable {
     public static let method = "initialized"
     public static let summary = "The client is ready; the server sends the initial selection and detail."
     public init() {}
-    public static let schema = Schema.object([])
-    public static let example = InitializedNotification()
 }
 
 /// Ends the process: exit code 0 after `shutdown`, 1 without.
-public struct ExitNotification: NotificationType, Hashable {
+public struct ExitNotification: NotificationType, ParameterlessMessage, Hashable {
     public static let method = "exit"
     public static let summary = "Ends the process: exit code 0 after `shutdown`, 1 otherwise."
     public init() {}
-    public static let schema = Schema.object([])
-    public static let example = ExitNotification()
 }
 
 /// Asks the server to cancel a request it has not answered yet; that request is answered with -32800.

@@ -72,13 +72,11 @@ public struct SyncResult: ResponseType, Hashable {
 // MARK: - sync/status
 
 /// Where sync stands.
-public struct SyncStatusRequest: RequestType, Hashable {
+public struct SyncStatusRequest: RequestType, ParameterlessMessage, Hashable {
     public static let method = "sync/status"
     public static let summary = "The remote, the last sync, what waits to be published and any conflict."
     public typealias Response = SyncStatus
     public init() {}
-    public static let schema = Schema.object([])
-    public static let example = SyncStatusRequest()
 }
 
 /// Where sync stands: the answer of `sync/status` and `sync/configure`, and `sync/didChange`'s params.

@@ -36,10 +36,8 @@ public struct ReadPosition: Sendable, Hashable {
     /// The hash of the last applied segment ("" before the first).
     public var lastHash: String
 
-    public init(applied: Int64, lastHash: String) {
-        self.applied = applied
-        self.lastHash = lastHash
-    }
+    /// Before the first segment: nothing read yet.
+    public static let start = ReadPosition(applied: 0, lastHash: "")
 }
 
 extension MemoStore {
@@ -47,7 +45,7 @@ extension MemoStore {
     public func readPosition(of device: String) throws -> ReadPosition {
         try writer.read { db in
             try Row.fetchOne(db, sql: "SELECT applied, lastHash FROM remoteDevice WHERE device = ?", arguments: [device])
-                .map { ReadPosition(applied: $0["applied"], lastHash: $0["lastHash"]) } ?? ReadPosition(applied: 0, lastHash: "")
+                .map { ReadPosition(applied: $0["applied"], lastHash: $0["lastHash"]) } ?? .start
         }
     }
 

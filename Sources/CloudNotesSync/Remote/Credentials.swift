@@ -7,11 +7,6 @@ public struct Credentials: Sendable, Hashable {
     public var user: String
     public var password: String
 
-    public init(user: String, password: String) {
-        self.user = user
-        self.password = password
-    }
-
     /// `CLOUDNOTES_REMOTE_USER` and `CLOUDNOTES_REMOTE_PASSWORD` if set; else the netrc entry for the
     /// URL's host (the file `NETRC` names, or `~/.netrc`); else none.
     public static func find(for url: URL, environment: [String: String]) -> Credentials? {

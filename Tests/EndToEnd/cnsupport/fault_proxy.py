@@ -296,24 +296,19 @@ class _ProxyHandler(AnyMethodHandler):
         self._hang_up("cut_before", "closed before forwarding")
 
     def _fault_cut_after(self, body: bytes | None) -> None:
-        reply = self._exchange(body)
-        self._hang_up("cut_after", f"upstream answered {reply.status}, client got nothing")
+        self._hang_up("cut_after", f"{self._forward(body)}, client got nothing")
 
     def _fault_http500(self, body: bytes | None) -> None:
-        self.proxy._event("http500", self.command, self.path, "500 without forwarding")
-        self._answer(500, b"fault injected by FaultProxy: not forwarded\n")
+        self._answer_500("http500", "500 without forwarding", b"not forwarded")
 
     def _fault_http500_after(self, body: bytes | None) -> None:
-        reply = self._exchange(body)
-        self.proxy._event("http500_after", self.command, self.path, f"upstream answered {reply.status}, client got 500")
-        self._answer(500, b"fault injected by FaultProxy: forwarded, answer replaced\n")
+        self._answer_500("http500_after", f"{self._forward(body)}, client got 500", b"forwarded, answer replaced")
 
     def _fault_timeout(self, body: bytes | None) -> None:
-        self._hang("timeout", "held without forwarding")
+        self._hang_up("timeout", "held without forwarding", hold=True)
 
     def _fault_timeout_after(self, body: bytes | None) -> None:
-        reply = self._exchange(body)
-        self._hang("timeout_after", f"upstream answered {reply.status}, client held")
+        self._hang_up("timeout_after", f"{self._forward(body)}, client held", hold=True)
 
     def _fault_truncate_response(self, body: bytes | None) -> None:
         reply = self._exchange(body)
@@ -324,13 +319,20 @@ class _ProxyHandler(AnyMethodHandler):
         what = self._send_half(body or b"")
         self._hang_up("truncate_request", what)
 
-    def _hang_up(self, fault: str, what: str) -> None:
-        self.proxy._event(fault, self.command, self.path, what)
-        self.close_connection = True
+    def _forward(self, body: bytes | None) -> str:
+        """Forwards the request (the server acts on it) for an answer the client will not get; says what it was."""
+        return f"upstream answered {self._exchange(body).status}"
 
-    def _hang(self, fault: str, what: str) -> None:
+    def _answer_500(self, fault: str, what: str, why: bytes) -> None:
         self.proxy._event(fault, self.command, self.path, what)
-        self.proxy._stopping.wait(self.proxy.hang_seconds)
+        self._answer(500, b"fault injected by FaultProxy: " + why + b"\n")
+
+    def _hang_up(self, fault: str, what: str, hold: bool = False) -> None:
+        """Closes the client's connection without an answer: at once, or after holding it for hang_seconds (or
+        until stop)."""
+        self.proxy._event(fault, self.command, self.path, what)
+        if hold:
+            self.proxy._stopping.wait(self.proxy.hang_seconds)
         self.close_connection = True
 
     # -- upstream -----------------------------------------------------------------------------------

@@ -187,13 +187,15 @@ Fail if it exits with another code than 0."
            (when (get-buffer name) (kill-buffer name)))
          (delete-directory cloudnotes-test--dir t)))))
 
-(defmacro cloudnotes-test--saving-only-when-asked (&rest body)
-  "Run BODY with what is typed sent only when asked (save, select, close...).
-The debounce and its limit are far longer than any test."
+(defmacro cloudnotes-test--session-saving-only-when-asked (&rest body)
+  "Run BODY as `cloudnotes-test--session' does, typing sent only when asked.
+What is typed is sent on save, select, close...: the debounce and its
+limit are far longer than any test."
   (declare (indent 0) (debug t))
-  `(let ((cloudnotes-debounce 600)
-         (cloudnotes-save-max-delay 600))
-     ,@body))
+  `(cloudnotes-test--session
+     (let ((cloudnotes-debounce 600)
+           (cloudnotes-save-max-delay 600))
+       ,@body)))
 
 (defun cloudnotes-test--no-errors ()
   "Fail if the front end showed an error."

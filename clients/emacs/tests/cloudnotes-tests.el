@@ -121,55 +121,52 @@
 
 (ert-deftest cloudnotes-test-nothing-typed-is-lost ()
   "Text typed just before a select, or before closing, is saved first."
-  (cloudnotes-test--session
-    (cloudnotes-test--saving-only-when-asked
-      (let ((a (cloudnotes-test--new "Memo A"))
-            (b (cloudnotes-test--new "Memo B")))
-        (cloudnotes-test--open)
-        (should (equal cloudnotes-detail--id b))
-        (cloudnotes-test--type " typed")
-        (cloudnotes-test--goto-row 1)
-        (cloudnotes-test--in-list #'cloudnotes-select)
-        (cloudnotes-test--settle)
-        (should (equal cloudnotes-detail--id a))
-        (should (equal (cloudnotes-test--show b) "Memo B typed"))
-        (cloudnotes-test--type " and this")
-        (cloudnotes-quit)
-        (should (equal (cloudnotes-test--show a) "Memo A and this"))))
+  (cloudnotes-test--session-saving-only-when-asked
+    (let ((a (cloudnotes-test--new "Memo A"))
+          (b (cloudnotes-test--new "Memo B")))
+      (cloudnotes-test--open)
+      (should (equal cloudnotes-detail--id b))
+      (cloudnotes-test--type " typed")
+      (cloudnotes-test--goto-row 1)
+      (cloudnotes-test--in-list #'cloudnotes-select)
+      (cloudnotes-test--settle)
+      (should (equal cloudnotes-detail--id a))
+      (should (equal (cloudnotes-test--show b) "Memo B typed"))
+      (cloudnotes-test--type " and this")
+      (cloudnotes-quit)
+      (should (equal (cloudnotes-test--show a) "Memo A and this")))
     (cloudnotes-test--no-errors)))
 
 ;;; Reverting and a server that dies
 
 (ert-deftest cloudnotes-test-revert-drops-unsent-text ()
   "`revert-buffer' drops what was not sent and shows the memo as saved."
-  (cloudnotes-test--session
-    (cloudnotes-test--saving-only-when-asked
-      (let ((id (cloudnotes-test--new "Saved text")))
-        (cloudnotes-test--open)
-        (cloudnotes-test--type " not sent")
-        (with-current-buffer (cloudnotes-detail--buffer) (revert-buffer))
-        (should (equal (cloudnotes-test--detail) "Saved text"))
-        (should-not (cloudnotes-detail--pending-p id))
-        (should-not (assoc "memo/edit" cloudnotes-test--requests))
-        (cloudnotes-test--type-and-save id "!" "Saved text!")))
+  (cloudnotes-test--session-saving-only-when-asked
+    (let ((id (cloudnotes-test--new "Saved text")))
+      (cloudnotes-test--open)
+      (cloudnotes-test--type " not sent")
+      (with-current-buffer (cloudnotes-detail--buffer) (revert-buffer))
+      (should (equal (cloudnotes-test--detail) "Saved text"))
+      (should-not (cloudnotes-detail--pending-p id))
+      (should-not (assoc "memo/edit" cloudnotes-test--requests))
+      (cloudnotes-test--type-and-save id "!" "Saved text!"))
     (cloudnotes-test--no-errors)))
 
 (ert-deftest cloudnotes-test-server-killed ()
   "When the server dies, the user is told and text not saved goes to the kill ring."
-  (cloudnotes-test--session
-    (cloudnotes-test--saving-only-when-asked
-      (cloudnotes-test--new "Memo")
-      (cloudnotes-test--open)
-      (cloudnotes-test--type " typed")
-      (signal-process cloudnotes--process 'KILL)
-      (cloudnotes-test--wait "the server's end" (lambda () (eq cloudnotes--state 'dead)))
-      (should (string-match-p "server stopped" cloudnotes--last-error))
-      (should (equal (car kill-ring) "Memo typed"))
-      (should (equal (cloudnotes-test--detail) "Memo typed"))
-      (should (string-match-p "stopped" (cloudnotes-list--header)))
-      (should-error (cloudnotes-create) :type 'user-error)
-      (cloudnotes-quit)
-      (should-not (get-buffer "*CloudNotes*")))))
+  (cloudnotes-test--session-saving-only-when-asked
+    (cloudnotes-test--new "Memo")
+    (cloudnotes-test--open)
+    (cloudnotes-test--type " typed")
+    (signal-process cloudnotes--process 'KILL)
+    (cloudnotes-test--wait "the server's end" (lambda () (eq cloudnotes--state 'dead)))
+    (should (string-match-p "server stopped" cloudnotes--last-error))
+    (should (equal (car kill-ring) "Memo typed"))
+    (should (equal (cloudnotes-test--detail) "Memo typed"))
+    (should (string-match-p "stopped" (cloudnotes-list--header)))
+    (should-error (cloudnotes-create) :type 'user-error)
+    (cloudnotes-quit)
+    (should-not (get-buffer "*CloudNotes*"))))
 
 ;;; Deleting and searching
 
@@ -248,24 +245,23 @@
 
 (ert-deftest cloudnotes-test-version-conflict ()
   "A save refused as stale keeps the typed text and shows the server's."
-  (cloudnotes-test--session
-    (cloudnotes-test--saving-only-when-asked
-      (let ((id (cloudnotes-test--new "Shared\nline")))
-        (cloudnotes-test--open)
-        (cloudnotes-test--type " mine")
-        (cloudnotes-test--edit-elsewhere id "Shared\nline theirs")
-        (cloudnotes-save)
-        (cloudnotes-test--settle)
-        (should (string-match-p "changed elsewhere" cloudnotes--last-error))
-        (should (equal (cloudnotes-test--detail) "Shared\nline theirs"))
-        (should (equal (car kill-ring) "Shared\nline mine"))
-        (with-current-buffer "*CloudNotes conflict*"
-          (should (string-match-p "Shared\nline mine" (buffer-string))))
-        (should (eql (gethash id cloudnotes-detail--versions) 2))
-        (should (equal (cloudnotes-test--show id) "Shared\nline theirs"))
-        ;; Typing goes on from the server's text.
-        (setq cloudnotes--last-error nil)
-        (cloudnotes-test--type-and-save id ", merged" "Shared\nline theirs, merged")))
+  (cloudnotes-test--session-saving-only-when-asked
+    (let ((id (cloudnotes-test--new "Shared\nline")))
+      (cloudnotes-test--open)
+      (cloudnotes-test--type " mine")
+      (cloudnotes-test--edit-elsewhere id "Shared\nline theirs")
+      (cloudnotes-save)
+      (cloudnotes-test--settle)
+      (should (string-match-p "changed elsewhere" cloudnotes--last-error))
+      (should (equal (cloudnotes-test--detail) "Shared\nline theirs"))
+      (should (equal (car kill-ring) "Shared\nline mine"))
+      (with-current-buffer "*CloudNotes conflict*"
+        (should (string-match-p "Shared\nline mine" (buffer-string))))
+      (should (eql (gethash id cloudnotes-detail--versions) 2))
+      (should (equal (cloudnotes-test--show id) "Shared\nline theirs"))
+      ;; Typing goes on from the server's text.
+      (setq cloudnotes--last-error nil)
+      (cloudnotes-test--type-and-save id ", merged" "Shared\nline theirs, merged"))
     (cloudnotes-test--no-errors)))
 
 (provide 'cloudnotes-tests)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 from .errors import ProtocolError
 
@@ -43,14 +43,21 @@ def _member(obj: Any, name: str, kind: Any, where: str, optional: bool = False) 
     return value
 
 
+_M = TypeVar("_M", bound="_Members")
+
+
 class _Members:
     """A model read from and written as a JSON object, member by member: ``_MEMBERS`` lists each one's
-    attribute, JSON name and type, in the order they are checked."""
+    attribute, JSON name and type, in the order they are checked, and ``_WHERE`` names the object in the
+    error a malformed one raises, unless the caller names it."""
 
     _MEMBERS: ClassVar[Tuple[Tuple[str, str, Any], ...]] = ()
+    _WHERE: ClassVar[str] = ""
 
     @classmethod
-    def _from_members(cls, obj: Any, where: str) -> Any:
+    def from_json(cls: Type[_M], obj: Any, where: Optional[str] = None) -> _M:
+        """Builds the model from its JSON object; a member missing or of the wrong type raises ProtocolError."""
+        where = cls._WHERE if where is None else where
         return cls(**{attribute: _member(obj, name, kind, where) for attribute, name, kind in cls._MEMBERS})
 
     def _to_members(self) -> JsonObject:
@@ -82,11 +89,7 @@ class Memo(_Members, _Modified):
     _MEMBERS = (("id", "id", str), ("text", "text", str), ("title", "title", str), ("body", "body", str),
                 ("created_at", "createdAt", str), ("modified_at", "modifiedAt", str), ("version", "version", int),
                 ("display_date", "displayDate", str))
-
-    @classmethod
-    def from_json(cls, obj: Any, where: str = "memo") -> Memo:
-        """Builds a Memo from its JSON object."""
-        return cls._from_members(obj, where)
+    _WHERE = "memo"
 
     def to_json(self) -> JsonObject:
         """The memo as the protocol spells it."""
@@ -110,11 +113,7 @@ class MemoRow(_Members, _Modified):
 
     _MEMBERS = (("id", "id", str), ("title", "title", str), ("preview", "preview", str),
                 ("modified_at", "modifiedAt", str), ("display_date", "displayDate", str))
-
-    @classmethod
-    def from_json(cls, obj: Any, where: str = "row") -> MemoRow:
-        """Builds a MemoRow from its JSON object."""
-        return cls._from_members(obj, where)
+    _WHERE = "row"
 
     def to_json(self) -> JsonObject:
         """The row as the protocol spells it."""
@@ -232,11 +231,7 @@ class EditResult(_Members):
 
     _MEMBERS = (("id", "id", str), ("version", "version", int), ("title", "title", str),
                 ("modified_at", "modifiedAt", str), ("display_date", "displayDate", str), ("length", "length", int))
-
-    @classmethod
-    def from_json(cls, obj: Any, where: str = "memo/edit") -> EditResult:
-        """Builds an EditResult from a ``memo/edit`` result."""
-        return cls._from_members(obj, where)
+    _WHERE = "memo/edit"
 
 
 @dataclass(frozen=True)
@@ -250,11 +245,7 @@ class ShareResult(_Members):
 
     _MEMBERS = (("title", "title", str), ("text", "text", str), ("mime_type", "mimeType", str),
                 ("filename", "filename", str))
-
-    @classmethod
-    def from_json(cls, obj: Any, where: str = "memo/share") -> ShareResult:
-        """Builds a ShareResult from a ``memo/share`` result."""
-        return cls._from_members(obj, where)
+    _WHERE = "memo/share"
 
 
 @dataclass(frozen=True)
@@ -277,11 +268,7 @@ class ExportResult(_Members):
     path: str
 
     _MEMBERS = (("exported", "exported", int), ("path", "path", str))
-
-    @classmethod
-    def from_json(cls, obj: Any, where: str = "memo/export") -> ExportResult:
-        """Builds an ExportResult from a ``memo/export`` result."""
-        return cls._from_members(obj, where)
+    _WHERE = "memo/export"
 
 
 @dataclass(frozen=True)

@@ -56,12 +56,17 @@ function A._row_under_cursor(self)
 end
 
 --- The row an action on "the memo under the cursor" works on: nil (after
---- telling the user why, if it is the server) when there is none.
-function A._target_row(self)
+--- telling the user why, if it is the server, or `none_note` when there is
+--- no row) when there is none.
+function A._target_row(self, none_note)
   if not self:_check_running() then
     return nil
   end
-  return self:_row_under_cursor()
+  local row = self:_row_under_cursor()
+  if not row and none_note then
+    util.notify(none_note)
+  end
+  return row
 end
 
 --- Select the memo under the cursor (the server then shows it).
@@ -107,12 +112,8 @@ end
 
 --- Share the memo under the cursor: its text goes to the share register.
 function A.share(self)
-  if not self:_check_running() then
-    return
-  end
-  local row = self:_row_under_cursor()
+  local row = self:_target_row("no memo to share")
   if not row then
-    util.notify("no memo to share")
     return
   end
   self:_request("memo/share", { id = row.id, format = self.cfg.share_format }, function(result)
