@@ -50,6 +50,16 @@ public struct MemoText: Sendable, Hashable {
         Self.simplePreview(of: bodyText) ?? Self.characterPreview(of: bodyText)
     }
 
+    /// The whole body on one line: runs of white space (newlines included) become one space, nothing
+    /// cut. What the shell prints in a pipe, where `grep` should see every word.
+    public var bodyOnOneLine: String {
+        var line = PreviewBuilder(limit: nil)
+        for character in bodyText {
+            _ = line.take(character.utf8, isWhitespace: character.isWhitespace)
+        }
+        return line.result
+    }
+
     // MARK: - Preview
 
     /// The preview, walking characters (grapheme clusters): right for any text, but it pays for
@@ -103,15 +113,18 @@ public struct MemoText: Sendable, Hashable {
     }
 }
 
-/// Builds a preview a character at a time: white space runs become one space, at most
-/// `MemoText.previewLength` characters, then "…".
+/// Builds a preview a character at a time: white space runs become one space, at most `limit`
+/// characters, then "…".
 private struct PreviewBuilder {
     private var bytes: [UInt8] = []
     private var pendingSpace = false
     private var count = 0
+    private let limit: Int
 
-    init() {
-        bytes.reserveCapacity(4 * (MemoText.previewLength + 2))
+    /// A builder that cuts at `limit` characters (nil: never).
+    init(limit: Int? = MemoText.previewLength) {
+        self.limit = limit ?? .max
+        if limit != nil { bytes.reserveCapacity(4 * (MemoText.previewLength + 2)) }
     }
 
     var result: String { String(decoding: bytes, as: UTF8.self) }
@@ -127,7 +140,7 @@ private struct PreviewBuilder {
             count += 1
             pendingSpace = false
         }
-        if count >= MemoText.previewLength {
+        if count >= limit {
             bytes.append(contentsOf: "…".utf8)
             return false
         }

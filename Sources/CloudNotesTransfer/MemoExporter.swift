@@ -55,25 +55,7 @@ public struct MemoExporter: Sendable {
         let folder = try ExportFolder(path: url.deletingLastPathComponent().path, for: url.path)
         let file = try NewFile(path: temporary.path, for: url.path)
         defer { try? FileManager.default.removeItem(at: temporary) }
-        var array = PrettyJSONArray()
-        try file.write(PrettyJSONArray.opening)
-        var chunk: [UInt8] = []
-        try store.forEachMemo(batchSize: 100) { batch in
-            if isCancelled() { throw StoreError.cancelled }
-            for memo in batch {
-                let derived = MemoText(memo.text)
-                let entry = ImportEntry(
-                    title: derived.title, body: derived.body, lastModified: memo.modifiedAt / 1000, text: memo.text)
-                try array.append(entry.json(id: MemoID(memo.id)), to: &chunk)
-                if chunk.count >= Self.chunkBytes {
-                    try file.write(chunk)
-                    chunk.removeAll(keepingCapacity: true)
-                }
-            }
-            progress(array.count, total)
-        }
-        try file.write(chunk)
-        try file.write(PrettyJSONArray.closing)
+        let written = try writeJSON(total: total, isCancelled: isCancelled, progress: progress, to: file.write)
         // On disk before it takes the target's name: after a crash, the old file or the whole new one.
         try file.finish()
         if overwrite {
@@ -91,6 +73,34 @@ public struct MemoExporter: Sendable {
         }
         // The answer says the file is there: after a power cut too.
         try folder.syncNames()
+        return written
+    }
+
+    /// Writes every live memo, newest first, as the export's JSON array, a piece at a time to `write`:
+    /// to a file, or to stdout (`cloudnotes export -`). Returns how many memos were written.
+    public func writeJSON(
+        total: Int? = nil, isCancelled: @Sendable () -> Bool, progress: (Int, Int) -> Void, to write: ([UInt8]) throws -> Void
+    ) throws -> Int {
+        let total = try total ?? store.count(filter: nil)
+        var array = PrettyJSONArray()
+        try write(PrettyJSONArray.opening)
+        var chunk: [UInt8] = []
+        try store.forEachMemo(batchSize: 100) { batch in
+            if isCancelled() { throw StoreError.cancelled }
+            for memo in batch {
+                let derived = MemoText(memo.text)
+                let entry = ImportEntry(
+                    title: derived.title, body: derived.body, lastModified: memo.modifiedAt / 1000, text: memo.text)
+                try array.append(entry.json(id: MemoID(memo.id)), to: &chunk)
+                if chunk.count >= Self.chunkBytes {
+                    try write(chunk)
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            progress(array.count, total)
+        }
+        try write(chunk)
+        try write(PrettyJSONArray.closing)
         return array.count
     }
 

@@ -17,15 +17,19 @@ struct CloudNotesCommand: AsyncParsableCommand {
         discussion: "With no subcommand, serves the protocol (`cloudnotes serve`). Shell completion: `cloudnotes --generate-completion-script bash|zsh|fish`.",
         version: ProtocolRegistry.serverVersion,
         subcommands: [
-            Serve.self, List.self, Show.self, New.self, Edit.self, Remove.self, Share.self, Import.self, Export.self,
-            Sync.self, ProtocolSchema.self,
+            Serve.self, List.self, Search.self, Show.self, New.self, Edit.self, Remove.self, Share.self, Import.self,
+            Export.self, Sync.self, ProtocolSchema.self,
         ],
         defaultSubcommand: Serve.self)
 
     /// Runs the command line, once the allocator is set up (see `ProcessMemory`).
     static func main() async {
         ProcessMemory.configureAllocator()
-        if let serve = Serve.parsedAlone(Array(CommandLine.arguments.dropFirst())) {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let unknown = UnknownCommand(arguments, known: configuration.subcommands.map { $0._commandName } + ["help"]) {
+            unknown.exit()
+        }
+        if let serve = Serve.parsedAlone(arguments) {
             do {
                 try await serve.run()
             } catch {
@@ -50,16 +54,22 @@ struct StoreOptions: ParsableArguments {
     var durability: MemoStore.Durability = .committed
 
     /// The store path from the flag, the environment or the XDG default, in that order.
-    var storePath: String { Self.storePath(flag: store) }
+    var storePath: String { Self.storeLocation(flag: store).path }
+
+    /// The store path, and whether the user named it (with `--store` or `CLOUDNOTES_STORE`) rather
+    /// than taking the default.
+    var storeLocation: (path: String, named: Bool) { Self.storeLocation(flag: store) }
 
     static func storePath(flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let flag { return flag }
-        if let store = environment["CLOUDNOTES_STORE"], !store.isEmpty { return store }
-        var dataHome = environment["XDG_DATA_HOME"] ?? ""
-        if !dataHome.hasPrefix("/") {  // the XDG spec ignores relative paths
-            dataHome = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
-        }
-        return dataHome + "/cloudnotes/notes.sqlite"
+        storeLocation(flag: flag, environment: environment).path
+    }
+
+    static func storeLocation(flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> (path: String, named: Bool)
+    {
+        if let flag { return (flag, true) }
+        if let store = environment["CLOUDNOTES_STORE"], !store.isEmpty { return (store, true) }
+        return (XDG.home("XDG_DATA_HOME", default: ".local/share", environment) + "/cloudnotes/notes.sqlite", false)
     }
 }
 

@@ -87,24 +87,34 @@ struct Edit: ShellCommand {
 struct Remove: ShellCommand {
     static let configuration = CommandConfiguration(
         commandName: "rm",
-        abstract: "Delete a memo.",
-        discussion: "The deletion is kept as a tombstone, so that it reaches other devices when they sync.")
+        abstract: "Delete memos.",
+        discussion: """
+            Each deletion is kept as a tombstone, so that it reaches other devices when they sync. \
+            `-` reads ids from stdin, one a line; an id that fails is named, and the others are still deleted.
+            """)
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: ArgumentHelp("The memo's id, or its first characters.", valueName: "id"), completion: MemoIDCompletion.kind)
-    var id: String
+    @Argument(help: ArgumentHelp("Memo ids, or their first characters; - reads them from stdin.", valueName: "id"),
+              completion: MemoIDCompletion.kind)
+    var ids: [String]
 
-    @Flag(name: .long, help: "Print {\"deleted\": id} as JSON.")
+    @Flag(name: .long, help: "Print {\"deleted\": id} as JSON for each memo, one a line.")
     var json = false
 
+    func validate() throws {
+        if ids.isEmpty { throw ValidationError("give a memo id (or - to read ids from stdin)") }
+    }
+
     func run(in session: ShellSession) async throws {
-        let memo = try await session.select(matching: id)
-        _ = try await session.mediator.delete(DeleteRequest(id: memo.id))
-        if json {
-            try session.terminal.printJSON(["deleted": memo.id.description])
-        } else {
-            session.terminal.note("Deleted \(memo.id.description.prefix(MemoTable.shortIDLength)) “\(MemoTable.printable(memo.title))”.")
+        try await session.forEach(IDArguments.ids(ids)) { id in
+            let memo = try await session.select(matching: id)
+            _ = try await session.mediator.delete(DeleteRequest(id: memo.id))
+            if json {
+                try session.terminal.printJSON(["deleted": memo.id.description])
+            } else {
+                session.terminal.note("Deleted \(memo.id.description.prefix(ShortIDs.minimumLength)) “\(MemoTable.printable(memo.title))”.")
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ struct EditorFile {
             throw ShellError("cannot make a temporary folder: \(String(cString: strerror(errno)))")
         }
         folder = String(cString: created)
-        path = folder + "/memo-\(id.description.prefix(MemoTable.shortIDLength)).txt"
+        path = folder + "/memo-\(id.description.prefix(ShortIDs.minimumLength)).txt"
         guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw ShellError("cannot write \(path)")
         }

@@ -8,18 +8,17 @@ import Foundation
 enum MemoIDCompletion {
     static let kind = CompletionKind.custom { words, _, prefix in candidates(words: words, prefix: prefix) }
 
-    /// Ids starting with `prefix`: their first 8 characters while that is all the user typed, else whole.
+    /// Ids starting with `prefix`, as `list` prints them (`ShortIDs`), or longer when more was typed.
     ///
     /// Completion only reads: it never creates, migrates or locks a store.
     static func candidates(words: [String], prefix: String) -> [String] {
         let path = StoreOptions.storePath(flag: storeFlag(in: words))
         guard FileManager.default.fileExists(atPath: path),
               let store = try? MemoStore(path: path, readOnly: true),
-              let ids = try? store.memoIDs(startingWith: prefix.lowercased(), limit: 500)
+              let ids = try? store.memoIDs(startingWith: prefix.lowercased(), limit: 500),
+              let shortIDs = try? ShortIDs(store: store)
         else { return [] }
-        let length = max(MemoTable.shortIDLength, prefix.count)
-        var seen: Set<String> = []
-        return ids.map { String($0.prefix(length)) }.filter { seen.insert($0).inserted }
+        return ids.map { String($0.prefix(max(shortIDs.shortID($0).count, prefix.count))) }
     }
 
     /// The value of `--store` in the words of a command line, if any.

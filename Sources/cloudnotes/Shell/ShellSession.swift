@@ -12,14 +12,18 @@ import Foundation
 /// so no command prints a Swift error or a stack of causes.
 protocol ShellCommand: AsyncParsableCommand {
     var options: StoreOptions { get }
+    /// Whether the command only reads: then it never creates a store that is not there.
+    static var readsOnly: Bool { get }
     func run(in session: ShellSession) async throws
 }
 
 extension ShellCommand {
+    static var readsOnly: Bool { false }
+
     func run() async throws {
         let terminal = Terminal()
         do {
-            let session = try ShellSession(options: options, terminal: terminal)
+            let session = try ShellSession(options: options, terminal: terminal, readsOnly: Self.readsOnly)
             try await run(in: session)
         } catch let error as ExitCode {
             throw error
@@ -60,15 +64,21 @@ struct ShellSession {
     let mediator: SplitViewMediator
     let terminal: Terminal
 
-    init(options: StoreOptions, terminal: Terminal) throws {
-        let path = options.storePath
+    init(options: StoreOptions, terminal: Terminal, readsOnly: Bool) throws {
+        let (path, named) = options.storeLocation
         do {
-            store = try MemoStore(path: path, durability: options.durability)
+            if readsOnly, !FileManager.default.fileExists(atPath: path) {
+                // A mistyped path says so; the default store, not made yet, is an empty one.
+                guard !named else { throw ShellError("there is no store at \(path)") }
+                store = try MemoStore()
+            } else {
+                store = try MemoStore(path: path, durability: options.durability)
+                PrivacyWarnings.warnOnce(MemoStore.privacyProblems(ofStoreAt: path), terminal: terminal)
+            }
+        } catch let error as ShellError {
+            throw error
         } catch {
             throw ShellError("cannot open the store at \(path): \(error)")
-        }
-        for problem in MemoStore.privacyProblems(ofStoreAt: path) {
-            terminal.warn(problem)
         }
         if store.isReadOnly { terminal.warn("the store is read-only: changes will be refused") }
         self.terminal = terminal

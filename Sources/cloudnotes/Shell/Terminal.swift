@@ -48,9 +48,14 @@ struct Terminal: Sendable {
         FileHandle.standardError.write(Data("cloudnotes: warning: \(message)\n".utf8))
     }
 
+    /// Says what went wrong on stderr.
+    func error(_ message: String) {
+        FileHandle.standardError.write(Data("cloudnotes: error: \(message)\n".utf8))
+    }
+
     /// Says what went wrong on stderr and ends the command with exit status 1.
     func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("cloudnotes: error: \(message)\n".utf8))
+        error(message)
         Foundation.exit(1)
     }
 
@@ -70,6 +75,11 @@ struct Terminal: Sendable {
     /// A date as the user's locale writes it, short: "11/21/2026, 9:41 AM" or "2026. 11. 21. 오전 9:41".
     func date(_ date: Date) -> String {
         date.formatted(Date.FormatStyle(date: .numeric, time: .shortened, locale: locale, timeZone: timeZone))
+    }
+
+    /// A date in ISO 8601, in the local time zone: "2026-11-21T09:41:07+09:00", for pipes and scripts.
+    func isoDate(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(timeZoneSeparator: .colon, timeZone: timeZone))
     }
 
     // MARK: - Environment

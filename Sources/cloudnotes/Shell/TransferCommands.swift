@@ -14,7 +14,7 @@ struct Import: ShellCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: ArgumentHelp("The JSON file, taken literally.", valueName: "file"), completion: .file(extensions: ["json"]))
+    @Argument(help: ArgumentHelp("The JSON file, taken literally; - reads stdin.", valueName: "file"), completion: .file(extensions: ["json"]))
     var file: String
 
     @Flag(name: .long, help: "Print {\"imported\": n} as JSON.")
@@ -24,7 +24,7 @@ struct Import: ShellCommand {
         let bar = ProgressBar(label: "Importing", terminal: session.terminal)
         let interruption = Interruption()
         let imported = try MemoImporter(store: session.store).run(
-            ImportRequest(path: file), isCancelled: interruption.happened,
+            ImportRequest(path: file == "-" ? "/dev/stdin" : file), isCancelled: interruption.happened,
             progress: { done, total, message in bar.update(done: done, total: total, detail: message) })
         bar.finish()
         if json {
@@ -39,12 +39,13 @@ struct Import: ShellCommand {
 
 struct Export: ShellCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Export every memo to a JSON file, or to a new folder of Markdown files.",
+        abstract: "Export every memo to a JSON file (- for stdout), or to a new folder of Markdown files.",
         discussion: "An existing file or folder is never replaced unless --overwrite is given.")
+    static let readsOnly = true
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: ArgumentHelp("The file (json) or folder (markdown) to write, taken literally.", valueName: "path"),
+    @Argument(help: ArgumentHelp("The file (json; - for stdout) or folder (markdown) to write, taken literally.", valueName: "path"),
               completion: .file())
     var path: String
 
@@ -57,9 +58,22 @@ struct Export: ShellCommand {
     @Flag(name: .long, help: "Print {\"exported\": n, \"path\": p} as JSON.")
     var json = false
 
+    func validate() throws {
+        if path == "-", format == .markdown { throw ValidationError("a Markdown export is a folder of files; - (stdout) takes --format json") }
+        if path == "-", json { throw ValidationError("--json and - cannot go together: - writes the export's JSON itself") }
+    }
+
     func run(in session: ShellSession) async throws {
         let bar = ProgressBar(label: "Exporting", terminal: session.terminal)
         let interruption = Interruption()
+        if path == "-" {
+            let exported = try MemoExporter(store: session.store).writeJSON(
+                isCancelled: interruption.happened, progress: { done, total in bar.update(done: done, total: total, detail: "\(done) of \(total)") },
+                to: { FileHandle.standardOutput.write(Data($0)) })
+            bar.finish()
+            FileHandle.standardOutput.write(Data("\n".utf8))
+            return session.terminal.note("Exported \(exported) memo\(exported == 1 ? "" : "s").")
+        }
         let result: ExportResult
         do {
             result = try MemoExporter(store: session.store).export(

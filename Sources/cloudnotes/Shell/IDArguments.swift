@@ -1,0 +1,39 @@
+import ArgumentParser
+import CloudNotesProtocol
+import Foundation
+
+// MARK: - Ids on the command line
+
+/// The memo ids a command takes: each argument, and for `-`, one a line on stdin (the first word of
+/// each line, so that `list`'s lines work as they are).
+enum IDArguments {
+    static func ids(_ arguments: [String]) -> [String] {
+        arguments.flatMap { argument -> [String] in
+            guard argument == "-" else { return [argument] }
+            let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            return input.split(whereSeparator: \.isNewline).compactMap { line in
+                line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init)
+            }
+        }
+    }
+}
+
+extension ShellSession {
+    /// Runs `body` for each of `ids` in turn. An id that fails is named on stderr and the others still
+    /// run; then the command ends with exit status 1.
+    func forEach(_ ids: [String], _ body: (String) async throws -> Void) async throws {
+        var failed = false
+        for id in ids {
+            do {
+                try await body(id)
+            } catch let error as ResponseError {
+                terminal.error("\(id): \(ShellError(error).description)")
+                failed = true
+            } catch {
+                terminal.error("\(id): \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}
