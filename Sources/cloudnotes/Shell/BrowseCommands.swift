@@ -96,19 +96,13 @@ struct Show: ShellCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: ArgumentHelp("Memo ids, or their first characters as `list` prints them; - reads them from stdin.", valueName: "id"),
-              completion: MemoIDCompletion.kind)
-    var ids: [String]
+    @OptionGroup var memos: MemoIDsArgument
 
     @Flag(name: .long, help: "Print each memo as JSON (id, text, title, body, dates, version), one a line.")
     var json = false
 
-    func validate() throws {
-        if ids.isEmpty { throw ValidationError("give a memo id (or - to read ids from stdin)") }
-    }
-
     func run(in session: ShellSession) async throws {
-        let ids = IDArguments.ids(ids)
+        let ids = memos.read()
         try await session.forEach(ids) { id in
             let memo = try await session.select(matching: id)
             if json {

@@ -95,19 +95,13 @@ struct Remove: ShellCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: ArgumentHelp("Memo ids, or their first characters; - reads them from stdin.", valueName: "id"),
-              completion: MemoIDCompletion.kind)
-    var ids: [String]
+    @OptionGroup var memos: MemoIDsArgument
 
     @Flag(name: .long, help: "Print {\"deleted\": id} as JSON for each memo, one a line.")
     var json = false
 
-    func validate() throws {
-        if ids.isEmpty { throw ValidationError("give a memo id (or - to read ids from stdin)") }
-    }
-
     func run(in session: ShellSession) async throws {
-        try await session.forEach(IDArguments.ids(ids)) { id in
+        try await session.forEach(memos.read()) { id in
             let memo = try await session.select(matching: id)
             _ = try await session.mediator.delete(DeleteRequest(id: memo.id))
             if json {

@@ -4,11 +4,16 @@ import Foundation
 
 // MARK: - Ids on the command line
 
-/// The memo ids a command takes: each argument, and for `-`, one a line on stdin (the first word of
-/// each line, so that `list`'s lines work as they are).
-enum IDArguments {
-    static func ids(_ arguments: [String]) -> [String] {
-        arguments.flatMap { argument -> [String] in
+/// The memo ids a command such as `show` or `rm` takes: ids or their prefixes, and `-` for ids on stdin.
+struct MemoIDsArgument: ParsableArguments {
+    @Argument(help: ArgumentHelp("Memo ids, or their first characters as `list` prints them; - reads them from stdin.", valueName: "id"),
+              completion: MemoIDCompletion.kind)
+    var ids: [String]
+
+    /// Each argument, and for `-`, one id a line on stdin (the first word of each line, so that `list`'s
+    /// lines work as they are).
+    func read() -> [String] {
+        ids.flatMap { argument -> [String] in
             guard argument == "-" else { return [argument] }
             let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             return input.split(whereSeparator: \.isNewline).compactMap { line in
