@@ -44,7 +44,7 @@ struct ListingOptions: ParsableArguments {
     }
 }
 
-struct List: ShellCommand {
+struct List: ReadingCommand {
     static let configuration = CommandConfiguration(
         abstract: "List memos, newest first: id, date, title and preview.",
         discussion: """
@@ -52,7 +52,6 @@ struct List: ShellCommand {
             fields (id, ISO 8601 date, title, preview), nothing cut and nothing coloured, for cut, grep and fzf. \
             Each id is as short as it can be and stay unique, and every command takes it back.
             """)
-    static let readsOnly = true
 
     @OptionGroup var options: StoreOptions
 
@@ -67,11 +66,10 @@ struct List: ShellCommand {
     }
 }
 
-struct Search: ShellCommand {
+struct Search: ReadingCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the memos whose text contains QUERY, newest first, as `list` prints them.",
         discussion: "The editors' search: any language, case folded, from one character.")
-    static let readsOnly = true
 
     @OptionGroup var options: StoreOptions
 
@@ -88,11 +86,10 @@ struct Search: ShellCommand {
 
 // MARK: - show
 
-struct Show: ShellCommand {
+struct Show: ReadingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print memos' texts, exactly as stored.",
         discussion: "With several ids, each text ends with a line feed. `-` reads ids from stdin, one a line.")
-    static let readsOnly = true
 
     @OptionGroup var options: StoreOptions
 
@@ -116,11 +113,10 @@ struct Show: ShellCommand {
 
 // MARK: - share
 
-struct Share: ShellCommand {
+struct Share: ReadingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a memo as it would be shared: plain text, Markdown or JSON.",
         discussion: "To stdout, or to a file; an existing file is never replaced unless --overwrite is given.")
-    static let readsOnly = true
 
     @OptionGroup var options: StoreOptions
 

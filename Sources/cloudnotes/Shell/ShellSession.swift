@@ -17,6 +17,13 @@ protocol ShellCommand: AsyncParsableCommand {
     func run(in session: ShellSession) async throws
 }
 
+/// A shell command that only reads (`list`, `show`, `export`...): it never creates a store that is not there.
+protocol ReadingCommand: ShellCommand {}
+
+extension ReadingCommand {
+    static var readsOnly: Bool { true }
+}
+
 extension ShellCommand {
     static var readsOnly: Bool { false }
 

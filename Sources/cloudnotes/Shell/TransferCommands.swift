@@ -37,11 +37,10 @@ struct Import: ShellCommand {
 
 // MARK: - export
 
-struct Export: ShellCommand {
+struct Export: ReadingCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export every memo to a JSON file (- for stdout), or to a new folder of Markdown files.",
         discussion: "An existing file or folder is never replaced unless --overwrite is given.")
-    static let readsOnly = true
 
     @OptionGroup var options: StoreOptions
 

@@ -1,11 +1,9 @@
-// What the VFS's files share (LogWrites.c): the files it wraps, and what each file's methods
-// give the others.
+// The write-ahead log's file as the VFS wraps it (LogWrites.c), and how it gathers writes (LogGathering.c).
 
-#ifndef CLOUDNOTES_LOG_FILES_H
-#define CLOUDNOTES_LOG_FILES_H
+#ifndef CLOUDNOTES_LOG_FILE_H
+#define CLOUDNOTES_LOG_FILE_H
 
 #include "CSQLiteLogWrites.h"
-#include "CheckpointTurns.h"
 
 #include <sqlite3.h>
 
@@ -32,6 +30,8 @@ enum {
     COUNTS_FILE_CONTROL = 0x434E0001,
 };
 
+struct DatabaseFile;
+
 /// A write-ahead log: SQLite's own file, and the bytes gathered for it.
 typedef struct {
     sqlite3_file base;
@@ -49,24 +49,13 @@ typedef struct {
     cloudnotes_log_write_counts counts;
 } LogFile;
 
-/// A database file: SQLite's own, and the log its connection opened.
-typedef struct DatabaseFile {
-    sqlite3_file base;
-    sqlite3_file *real;
-    LogFile *log;
-    /// The turns of this process's connections to the same file; NULL when they could not be had.
-    FileTurns *turns;
-    /// This file's connection holds the checkpoint lock: it runs a checkpoint.
-    int checkpointing;
-    /// This file's connection holds the read marks' locks of a restart.
-    int holdsRestartLocks;
-} DatabaseFile;
-
-/// A write-ahead log's methods (LogFile.c) and a database file's (DatabaseFile.c).
-extern const sqlite3_io_methods logMethods;
-extern const sqlite3_io_methods databaseMethods;
-
-/// Writes what `log` has gathered to its file.
+/// Writes `amount` bytes through SQLite's own file, in pieces it takes whole.
+int writeThrough(LogFile *log, const unsigned char *bytes, int amount, sqlite3_int64 offset);
+/// Writes what is gathered, and empties it.
 int writeGathered(LogFile *log);
+/// Adds `bytes` to what is gathered, writing that first if they do not continue it or would not fit.
+int gather(LogFile *log, const void *bytes, int amount, sqlite3_int64 offset);
+/// Whether a write is the header of a commit frame (one that holds the database's size).
+int isCommitFrameHeader(const void *bytes, int amount);
 
 #endif
