@@ -83,14 +83,20 @@ def run_command(tmp_root, *arguments):
                           env={**os.environ, "CLOUDNOTES_STORE": str(store)})
 
 
-@pytest.mark.parametrize("prefix", [["serve"], []], ids=["serve", "default subcommand"])
-@pytest.mark.parametrize("flags, message", [
-    (["--sync-interval=-1"], "Error: --sync-interval must be 0 or more"),
-    (["--sync-delay", "nan"], "Error: --sync-delay must be 0 or more"),
-    (["--durability", "nope"], "Error: The value 'nope' is invalid for '--durability <mode>'"),
-    (["--bogus"], "Error: Unknown option '--bogus'"),
-    (["extra"], "Error: Unexpected argument 'extra'"),
-], ids=["validation", "validation of a double", "bad value", "unknown flag", "extra argument"])
+SERVE_FLAG_MISTAKES = [
+    pytest.param(["--sync-interval=-1"], "Error: --sync-interval must be 0 or more", id="validation"),
+    pytest.param(["--sync-delay", "nan"], "Error: --sync-delay must be 0 or more", id="validation of a double"),
+    pytest.param(["--durability", "nope"], "Error: The value 'nope' is invalid for '--durability <mode>'", id="bad value"),
+    pytest.param(["--bogus"], "Error: Unknown option '--bogus'", id="unknown flag"),
+]
+
+
+# Without `serve`, a first word that is no option is an unknown command (test_shell_unix.py), not serve's.
+@pytest.mark.parametrize("prefix, flags, message", [
+    *(pytest.param([], *mistake.values, id=f"{mistake.id}, default subcommand") for mistake in SERVE_FLAG_MISTAKES),
+    *(pytest.param(["serve"], *mistake.values, id=f"{mistake.id}, serve") for mistake in SERVE_FLAG_MISTAKES),
+    pytest.param(["serve"], ["extra"], "Error: Unexpected argument 'extra'", id="extra argument, serve"),
+])
 def test_a_mistake_in_serves_flags_is_explained_by_the_whole_command(tmp_root, prefix, flags, message):
     result = run_command(tmp_root, *prefix, *flags)
     assert result.returncode == 64, result
