@@ -13,6 +13,8 @@ extension ResponseError {
             switch error {
             case .memoNotFound(let id):
                 return MemoID(id).map(ResponseError.memoNotFound) ?? .internalError("bad memo id \(id)")
+            case .versionNotFound(let id, let number):
+                return MemoID(id).map { .versionNotFound($0, number: number) } ?? .internalError("bad memo id \(id)")
             case .versionConflict(let current):
                 return .versionConflict(baseVersion: baseVersion ?? 0, current: presenter.memo(current))
             case .cancelled:

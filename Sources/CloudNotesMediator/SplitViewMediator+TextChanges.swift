@@ -57,6 +57,20 @@ extension EditRequest: TextChangeRequest {
     }
 }
 
+extension RestoreRequest: TextChangeRequest {
+    public var expectedVersion: Int64? { baseVersion }
+
+    public func check(limits: InitializeResult.Limits) throws(ResponseError) {}
+
+    public func textUpdate(limits: InitializeResult.Limits) -> MemoStore.TextUpdate {
+        MemoStore.TextUpdate(id: id.description, baseVersion: baseVersion, restoring: version)
+    }
+
+    public func response(to change: ListChange, presenter: MemoPresenter) -> MemoResult {
+        MemoResult(memo: presenter.memo(change.memo))
+    }
+}
+
 // MARK: - Rule S3
 
 extension SplitViewMediator {
@@ -69,6 +83,14 @@ extension SplitViewMediator {
     /// same transaction, and a response that carries no text (the client has it).
     public func edit(_ request: EditRequest) throws(ResponseError) -> EditResult {
         try changeText(request)
+    }
+
+    /// Rule S3 for a restore of a kept version; the client does not have the restored text, so the
+    /// detail pane shows it when the memo is selected.
+    public func restore(_ request: RestoreRequest) throws(ResponseError) -> MemoResult {
+        let result = try changeText(request)
+        if selectedID == request.id.description { sink.send(DetailDidShow(memo: result.memo)) }
+        return result
     }
 
     /// One change, as a run of one: the path every text change takes.

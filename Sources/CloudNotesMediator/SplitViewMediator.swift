@@ -61,9 +61,7 @@ public actor SplitViewMediator {
     // MARK: - Browsing
 
     public func list(_ request: ListRequest) throws(ResponseError) -> ListResult {
-        let offset = request.offset ?? 0
-        let limit = try pageLimit(request.limit)
-        guard offset >= 0 else { throw .invalidParams(param: "offset", "must be 0 or more") }
+        let (offset, limit) = try pageBounds(offset: request.offset, limit: request.limit)
         return try translatingErrors {
             try catchUp()
             return try readingHeard {
@@ -90,6 +88,13 @@ public actor SplitViewMediator {
         }
     }
 
+    /// Where a page starts and how many rows it may hold, the defaults filled in, within the limits.
+    func pageBounds(offset: Int?, limit: Int?) throws(ResponseError) -> (offset: Int, limit: Int) {
+        let offset = offset ?? 0
+        guard offset >= 0 else { throw .invalidParams(param: "offset", "must be 0 or more") }
+        return (offset, try pageLimit(limit))
+    }
+
     /// The rows a page may hold: `limit`, or the default, within the limits.
     private func pageLimit(_ limit: Int?) throws(ResponseError) -> Int {
         let limit = limit ?? ListRequest.defaultLimit
@@ -111,16 +116,22 @@ public actor SplitViewMediator {
             let clearsFilter = filter != nil
             // The filter goes only once the memo is stored: a refused create leaves the list as it was.
             let change = try store.create(text: text, now: clock(), filter: nil)
-            filter = nil
-            switch (clearsFilter, change.changesElsewhere) {
-            case (true, _), (false, .reset?):
-                sink.send(ListDidReset(total: try store.resetList(filter: filter)))
-            case (false, let elsewhere):
-                if case .moves(let moves)? = elsewhere { announce(moves) }
-                sink.send(ListDidInsert(index: change.indexAfter ?? 0, row: presenter.row(change.memo)))
-            }
-            return MemoResult(memo: show(change.memo))
+            return MemoResult(memo: try showInserted(change, clearingFilter: clearsFilter))
         }
+    }
+
+    /// Rule S2 for a memo that entered the list unfiltered (`change`, made with no filter): the list
+    /// hears of it, or is read anew when a filter goes; then it is selected and shown.
+    func showInserted(_ change: ListChange, clearingFilter clearsFilter: Bool) throws -> Memo {
+        filter = nil
+        switch (clearsFilter, change.changesElsewhere) {
+        case (true, _), (false, .reset?):
+            sink.send(ListDidReset(total: try store.resetList(filter: filter)))
+        case (false, let elsewhere):
+            if case .moves(let moves)? = elsewhere { announce(moves) }
+            sink.send(ListDidInsert(index: change.indexAfter ?? 0, row: presenter.row(change.memo)))
+        }
+        return show(change.memo)
     }
 
     /// Shows a memo; rule S5 discards a blank memo that loses the selection.

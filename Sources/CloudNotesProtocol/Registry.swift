@@ -5,7 +5,7 @@
 /// The dispatcher registers a handler for each request listed here, `initialize` advertises them, and
 /// the specification in `protocol/` is checked against this list.
 public enum ProtocolRegistry {
-    public static let protocolVersion = "1.1"
+    public static let protocolVersion = "1.2"
     /// The server's version, as `initialize` tells it and `cloudnotes --version` prints it.
     public static let serverVersion = "0.1.0"
 
@@ -19,6 +19,8 @@ public enum ProtocolRegistry {
         ListRequest.self, SearchRequest.self,
         CreateRequest.self, SelectRequest.self, UpdateRequest.self, EditRequest.self, DeleteRequest.self,
         ShareRequest.self, ImportRequest.self, ExportRequest.self,
+        HistoryRequest.self, VersionRequest.self, RestoreRequest.self,
+        TrashListRequest.self, UndeleteRequest.self, TrashEmptyRequest.self,
         SyncConfigureRequest.self, SyncNowRequest.self, SyncStatusRequest.self,
     ]
 
@@ -37,7 +39,7 @@ public enum ProtocolRegistry {
     /// Named shapes that messages refer to.
     public static let definitions: [String: Schema] = [
         "Memo": Memo.schema, "MemoRow": MemoRow.schema, "ImportEntry": ImportEntry.schema,
-        "TextEdit": TextEdit.schema,
+        "TextEdit": TextEdit.schema, "VersionRow": VersionRow.schema, "TrashRow": TrashRow.schema,
         "SyncStatus": SyncStatus.schema,
     ]
 

@@ -115,6 +115,7 @@ actor Dispatcher {
     /// The requests that may change memos, after which a sync is due once edits settle.
     static let editingMethods: Set<String> = [
         CreateRequest.method, UpdateRequest.method, EditRequest.method, DeleteRequest.method,
+        RestoreRequest.method, UndeleteRequest.method,
     ]
 
     /// Tells sync that memos changed here: a sync is due once edits settle.

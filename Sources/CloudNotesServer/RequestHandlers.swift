@@ -79,6 +79,12 @@ extension HandlerTable {
         table.on(SelectRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.select(request) }
         table.on(DeleteRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.delete(request) }
         table.on(ShareRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.share(request) }
+        table.on(HistoryRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.history(request) }
+        table.on(VersionRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.version(request) }
+        table.on(RestoreRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.restore(request) }
+        table.on(TrashListRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.trash(request) }
+        table.on(UndeleteRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.undelete(request) }
+        table.on(TrashEmptyRequest.self) { request, context throws(ResponseError) in try await context.session.mediator.emptyTrash(request) }
         table.on(ImportRequest.self, .background, importMemos)
         table.on(ExportRequest.self, .background, exportMemos)
         table.on(SyncConfigureRequest.self) { request, context throws(ResponseError) in try await context.session.sync.configure(request) }

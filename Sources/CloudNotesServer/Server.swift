@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var allowsFiles: Bool
     /// When the server syncs on its own.
     public var sync: SyncSettings = .standard
+    /// What of the history the store keeps: versions and the trash.
+    public var history = HistoryPolicy()
 
     public static let standard = ServerConfiguration(version: ProtocolRegistry.serverVersion, limits: ProtocolRegistry.limits)
 
@@ -32,7 +34,7 @@ public struct ServerConfiguration: Sendable {
 /// `Content-Length` headers, whichever the client's first message used.
 ///
 /// Concurrency rules (which messages may overtake which): C1–C6 are the spec's (`protocol/README.md`
-/// §4); C7 and C8 are the server's own, beyond the spec.
+/// §4); C7–C9 are the server's own, beyond the spec.
 /// C1. `$/cancelRequest` overtakes everything: the reader thread applies it the moment it arrives
 ///    (at most `maxQueuedMessages` messages wait to be handled; behind a longer backlog the reader pauses,
 ///    and a cancellation is seen once the backlog shrinks).
@@ -64,6 +66,9 @@ public struct ServerConfiguration: Sendable {
 /// C8. Checkpoints of the write-ahead log run on a connection and a queue of their own
 ///    (`LogCheckpointer`), beside requests: a commit waits for one only when the log has grown past
 ///    10,000 pages without a pause.
+/// C9. The history policy (the trash's days, the versions' pruning) is applied at start and every hour
+///    by `HistoryKeeper`, in transactions of a hundred memos that take turns at the write lock with the
+///    requests'; it changes nothing a list shows.
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
 /// actor awaited one message at a time, and everything shared across threads is `Sendable`.
 public final class Server: Sendable {
@@ -74,6 +79,7 @@ public final class Server: Sendable {
     let cancellations = CancellationRegistry()
     let indexer: BackgroundIndexer
     let watcher: ExternalChangeWatcher
+    let historyKeeper: HistoryKeeper
     let logger: Logger
 
     public init(store: MemoStore, input: Int32, output: Int32, configuration: ServerConfiguration = .standard, logger: Logger) {
@@ -88,6 +94,8 @@ public final class Server: Sendable {
                                 bulkWork: bulkWork, logger: logger)
         indexer = BackgroundIndexer(store: store, bulkWork: bulkWork, logger: logger)
         watcher = ExternalChangeWatcher(store: store, logger: logger)
+        store.historyPolicy = configuration.history
+        historyKeeper = HistoryKeeper(store: store, logger: logger)
         self.logger = logger
     }
 
@@ -125,9 +133,11 @@ public final class Server: Sendable {
         let watcher = watcher
         indexer.start()
         watcher.start { continuation.yield(.storeChangedElsewhere) }
+        historyKeeper.start()
         defer {
             indexer.stop()
             watcher.stop()
+            historyKeeper.stop()
         }
         let writer = writer
         reader.start(

@@ -26,6 +26,7 @@ extension MemoStore {
     public func create(id: String = UUID().uuidString.lowercased(), text: String, now: Int64, filter: SearchFilter?) throws -> ListChange {
         let change = try write { db in
             var memo = StoredMemo(id: id, text: text, createdAt: now, modifiedAt: now, seq: try Self.nextSeq(db))
+            memo.author = author.stored
             try memo.insert(db)
             try cacheInsert(memo, db)
             return try noting(ListChange(memo: memo, indexBefore: nil, indexAfter: try index(of: memo, filter: filter, db)), filter: filter, db)
@@ -57,11 +58,19 @@ extension MemoStore {
         public var baseVersion: Int64?
         /// The new text, made from the stored one; what it throws refuses this change alone.
         public var newText: (String) throws -> String
+        /// The number of the version whose text this change restores, instead of `newText`'s.
+        public var restoring: Int64?
 
         public init(id: String, baseVersion: Int64?, newText: @escaping (String) throws -> String) {
             self.id = id
             self.baseVersion = baseVersion
             self.newText = newText
+        }
+
+        /// Restores version `number` of memo `id`: its text becomes the current one, as a change.
+        public init(id: String, baseVersion: Int64?, restoring number: Int64) {
+            self.init(id: id, baseVersion: baseVersion) { $0 }
+            restoring = number
         }
     }
 
@@ -130,13 +139,22 @@ extension MemoStore {
     ) throws -> ListChange {
         guard var memo = stored else { throw StoreError.memoNotFound(id: update.id) }
         if let baseVersion = update.baseVersion, baseVersion != memo.version { throw StoreError.versionConflict(current: memo) }
-        let text = try update.newText(memo.text)
+        var author = author
+        let text: String
+        if let number = update.restoring {
+            text = try Self.version(localID: memo.storedLocalID, id: memo.id, number: number, db).text
+            author.kind = .restore
+        } else {
+            text = try update.newText(memo.text)
+        }
         let before = try index(of: memo, filter: filter, db)
         if memo.text.hasSameBytes(as: text) {
             return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: before, changedAnything: false), filter: filter, db)
         }
+        try keepVersion(of: memo, replacedBy: author, now: now, db)
         cacheRemove(memo)
         memo.setText(text)
+        memo.author = author.stored
         // Never backwards: a memo that was edited is at least as new as it was.
         memo.modifiedAt = max(now, memo.modifiedAt)
         memo.version += 1
@@ -146,7 +164,9 @@ extension MemoStore {
         return try noting(ListChange(memo: memo, indexBefore: before, indexAfter: try index(of: memo, filter: filter, db)), filter: filter, db)
     }
 
-    /// Deletes memo `id`, leaving a tombstone; with `onlyIfBlank`, only a memo whose text is blank.
+    /// Deletes memo `id`, leaving a tombstone that keeps its text in the trash (a blank memo with no
+    /// versions leaves nothing to bring back, and skips the trash); with `onlyIfBlank`, only a memo
+    /// whose text is blank.
     ///
     /// Returns nil when `onlyIfBlank` kept the memo.
     public func delete(id: String, now: Int64, filter: SearchFilter?, onlyIfBlank: Bool = false) throws -> ListChange? {
@@ -161,6 +181,7 @@ extension MemoStore {
             memo.deleted = true
             memo.indexed = false  // a tombstone leaves the full-text index
             memo.modifiedAt = max(now, memo.modifiedAt)
+            memo.trashedAt = try Self.isWorthTrashing(memo, db) ? now : nil
             memo.version += 1
             memo.seq = try Self.nextSeq(db)
             try memo.saveChange(db)
@@ -186,7 +207,7 @@ extension MemoStore {
 
     /// `change`, marked when it follows changes of other processes that the split view has not caught
     /// up with. Taken once the change succeeded, so a refused change leaves them for the next catch-up.
-    private func noting(_ change: ListChange, filter: SearchFilter?, _ db: Database) throws -> ListChange {
+    func noting(_ change: ListChange, filter: SearchFilter?, _ db: Database) throws -> ListChange {
         var change = change
         // The orders followed the file at the start of the transaction (`write`), which no other commit
         // can land in: what they followed and the split view did not hear of came before this change.

@@ -193,6 +193,34 @@ extension MemoStore {
                 DROP INDEX revision_segment;
                 """)
         }
+        migrator.registerMigration("v9-versions-and-trash") { db in
+            // Versions and the trash (protocol/README.md, "Versions and the trash"). `author` says who wrote
+            // a memo's current text, so that the change that replaces it can tell whether to keep it as a
+            // version; NULL (memos written before this version) counts as anyone else. `trashedAt` is set
+            // while a deleted memo's text can still be brought back. Both columns are added at the end,
+            // which rewrites no row. Revisions note the device that made them, for the versions they become.
+            try db.execute(sql: """
+                ALTER TABLE memo ADD COLUMN author TEXT;
+                ALTER TABLE memo ADD COLUMN trashedAt INTEGER;
+                CREATE INDEX memo_trash ON memo(trashedAt) WHERE trashedAt IS NOT NULL;
+                CREATE TABLE memoVersion (
+                    localID INTEGER PRIMARY KEY,
+                    memo INTEGER NOT NULL,
+                    number INTEGER NOT NULL,
+                    savedAt INTEGER NOT NULL,
+                    author TEXT,
+                    title TEXT NOT NULL,
+                    text BLOB NOT NULL,
+                    UNIQUE (memo, number));
+                ALTER TABLE revision ADD COLUMN device TEXT;
+                """)
+            // Memos deleted before the trash existed still hold their text: the recent ones go to the
+            // trash, dated by their deletion, and the next purge takes the old ones.
+            try db.execute(sql: """
+                UPDATE memo SET trashedAt = modifiedAt
+                WHERE deleted AND length(text) > 0 AND trim(CAST(text AS TEXT), ' ' || char(9, 10, 13)) <> ''
+                """)
+        }
         return migrator
     }
 }

@@ -19,6 +19,8 @@ public final class MemoStore: Sendable {
     let caughtUp = Mutex(CaughtUp())
     /// The text of the memo changed last (see `RecentText`).
     let recentText = Mutex<RecentText?>(nil)
+    /// Who this store's changes are by, and what of the history it keeps (see `History/`).
+    let history = Mutex(HistorySettings())
     /// The file path, or nil for an in-memory store.
     public let path: String?
     /// True when the file or its folder cannot be written (a read-only disk, or permissions): memos
@@ -284,13 +286,27 @@ public final class MemoStore: Sendable {
         try serialized { db in try Self.liveMemo(id: id, db) }
     }
 
-    /// The ids of live memos that start with `prefix`, at most `limit` of them, in id order.
+    /// Which memos a lookup by id considers.
+    public enum MemoSet: Sendable {
+        case live, trash, liveOrTrash
+
+        var condition: String {
+            switch self {
+            case .live: MemoStore.visible
+            case .trash: "trashedAt IS NOT NULL"
+            case .liveOrTrash: "(\(MemoStore.visible) OR trashedAt IS NOT NULL)"
+            }
+        }
+    }
+
+    /// The ids of the memos of `set` (live ones by default) that start with `prefix`, at most `limit`
+    /// of them, in id order.
     ///
     /// Ids are lowercase hex and dashes, all below "g", so the prefix is a range of the id index.
-    public func memoIDs(startingWith prefix: String, limit: Int) throws -> [String] {
+    public func memoIDs(startingWith prefix: String, limit: Int, among set: MemoSet = .live) throws -> [String] {
         try serialized { db in
             try String.fetchAll(db, sql: """
-                SELECT id FROM memo WHERE id >= ?1 AND id < ?1 || 'g' AND \(Self.visible) ORDER BY id LIMIT ?2
+                SELECT id FROM memo WHERE id >= ?1 AND id < ?1 || 'g' AND \(set.condition) ORDER BY id LIMIT ?2
                 """, arguments: [prefix, limit])
         }
     }

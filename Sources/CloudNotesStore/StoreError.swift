@@ -13,6 +13,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store is read-only and its write-ahead log holds commits that cannot be read without writing.
     case readOnlyWithUncheckpointedLog(path: String, reason: String)
     case memoNotFound(id: String)
+    /// Memo `id` keeps no version `number` (never kept, or pruned).
+    case versionNotFound(id: String, number: Int64)
     /// The memo is at `current.version`, not the version the change was based on.
     case versionConflict(current: StoredMemo)
     /// The disk or the file refused the write (full, read-only, I/O error).
@@ -30,6 +32,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .readOnlyWithUncheckpointedLog(let path, let reason):
             "\(path) is read-only and its write-ahead log holds changes that cannot be read without writing (\(reason)); open it once where it is writable"
         case .memoNotFound(let id): "no memo with id \(id)"
+        case .versionNotFound(let id, let number): "memo \(id) keeps no version \(number)"
         case .versionConflict(let current): "the memo is at version \(current.version)"
         case .writeFailed(let reason): reason
         case .cancelled: "cancelled"

@@ -27,7 +27,10 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     public var importing: Bool
     /// Whether the text is in the full-text index (else a search reads it directly).
     public var indexed: Bool
-
+    /// Who wrote the current text (`Author.stored`); nil when unknown (written before versions existed).
+    public var author: String?
+    /// When a deleted memo went to the trash; nil for a live memo and for one whose text is gone.
+    public var trashedAt: Int64?
 
     /// What the list shows of this memo.
     public var listed: ListedMemo {
@@ -53,10 +56,12 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         deleted = row["deleted"]
         importing = !(row["importBatch"] as DatabaseValue).isNull
         indexed = row["indexed"]
+        author = row["author"]
+        trashedAt = row["trashedAt"]
     }
 
     /// The columns `init(row:reusing:)` reads from a stepped statement, in order.
-    static let steppedColumns = "localID, id, seq, text, title, preview, createdAt, modifiedAt, version, deleted, importBatch, indexed"
+    static let steppedColumns = "localID, id, seq, text, title, preview, createdAt, modifiedAt, version, deleted, importBatch, indexed, author, trashedAt"
 
     /// Reads a row of `steppedColumns`; its text is `recent`'s when that is the text of this row at its `seq`.
     init(row: SteppedRow, reusing recent: RecentText?) {
@@ -76,6 +81,8 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         deleted = row.bool(9)
         importing = !row.isNull(10)
         indexed = row.bool(11)
+        author = row.isNull(12) ? nil : row.string(12)
+        trashedAt = row.isNull(13) ? nil : row.int64(13)
     }
 
     public func encode(to container: inout PersistenceContainer) throws {
@@ -93,6 +100,8 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         // written here is never one of them, and a mark of any value would keep one hidden.
         container["importBatch"] = importing ? "import" : nil
         container["indexed"] = indexed
+        container["author"] = author
+        container["trashedAt"] = trashedAt
     }
 
     /// Writes what an edit or a delete changes (everything but the id, the creation time and the import):
@@ -100,9 +109,11 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
     func saveChange(_ db: Database) throws {
         let localID = try storedLocalID
         try db.cachedStatement(sql: """
-            UPDATE memo SET text = ?, title = ?, preview = ?, modifiedAt = ?, version = ?, seq = ?, deleted = ?, indexed = ?
+            UPDATE memo SET text = ?, title = ?, preview = ?, modifiedAt = ?, version = ?, seq = ?, deleted = ?, indexed = ?,
+                author = ?, trashedAt = ?
             WHERE localID = ?
-            """).execute(arguments: [Data(text.utf8), title, preview, modifiedAt, version, seq, deleted, indexed, localID])
+            """).execute(arguments: [Data(text.utf8), title, preview, modifiedAt, version, seq, deleted, indexed,
+                                     author, trashedAt, localID])
     }
 
     /// The local id of a memo read from the store or inserted into it; one never stored has none.
@@ -152,6 +163,8 @@ public struct StoredMemo: Sendable, Hashable, FetchableRecord, MutablePersistabl
         self.deleted = false
         self.importing = false
         self.indexed = false
+        self.author = nil
+        self.trashedAt = nil
         setText(text)
     }
 }

@@ -17,8 +17,8 @@ struct CloudNotesCommand: AsyncParsableCommand {
         discussion: "With no subcommand, serves the protocol (`cloudnotes serve`). Shell completion: `cloudnotes --generate-completion-script bash|zsh|fish`.",
         version: ProtocolRegistry.serverVersion,
         subcommands: [
-            Serve.self, List.self, Search.self, Show.self, New.self, Edit.self, Remove.self, Share.self, Import.self,
-            Export.self, Sync.self, ProtocolSchema.self,
+            Serve.self, List.self, Search.self, Show.self, New.self, Edit.self, Remove.self, History.self, Restore.self,
+            Trash.self, Undelete.self, Share.self, Import.self, Export.self, Sync.self, ProtocolSchema.self,
         ],
         defaultSubcommand: Serve.self)
 
@@ -82,6 +82,36 @@ struct LogOptions: ParsableArguments {
     var logFile: String?
 }
 
+/// What of the history the store keeps: when a text becomes a version, and how long versions and the trash last.
+struct HistoryOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "A text that rested this long is kept as a version when it is next changed.", valueName: "seconds"))
+    var versionPause: Int = 300
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Days a deleted memo stays in the trash before it is purged with its versions.", valueName: "days"))
+    var trashDays: Int = 30
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Days versions are kept: all from the last 7 days, then one a day for 30 days, then one a week.",
+        valueName: "days"))
+    var keepHistory: Int = 90
+
+    func validate() throws {
+        guard versionPause >= 0 else { throw ValidationError("--version-pause must be 0 or more") }
+        guard trashDays >= 0 else { throw ValidationError("--trash-days must be 0 or more") }
+        guard keepHistory >= 0 else { throw ValidationError("--keep-history must be 0 or more") }
+    }
+
+    var policy: HistoryPolicy {
+        var policy = HistoryPolicy()
+        policy.versionPause = Int64(versionPause) * 1000
+        policy.trashDays = trashDays
+        policy.keepHistoryDays = keepHistory
+        return policy
+    }
+}
+
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension MemoStore.Durability: ExpressibleByArgument {}
 
@@ -96,6 +126,7 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var options: StoreOptions
     @OptionGroup var logging: LogOptions
+    @OptionGroup var history: HistoryOptions
 
     @Option(name: .long, help: ArgumentHelp(
         "Exit when this process (the editor that started the server) is gone, as language servers do.",
@@ -167,6 +198,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
         var configuration = ServerConfiguration.standard
+        configuration.history = history.policy
         configuration.sync = SyncSettings(interval: .seconds(syncInterval), settleDelay: .milliseconds(Int(syncDelay * 1000)))
         let server = Server(store: store, input: STDIN_FILENO, output: protocolOutput, configuration: configuration, logger: logger)
         let code = await server.run()

@@ -204,7 +204,7 @@ def result_of(response: dict) -> Any:
 def check_initialize(notifications: list[dict], response: dict) -> None:
     assert notifications == []
     result = result_of(response)
-    assert result["protocolVersion"] == "1.1"
+    assert result["protocolVersion"] == "1.2"
     capabilities = result["capabilities"]
     assert {"initialize", "shutdown", "memo/create", "memo/list"} <= set(capabilities["requests"])
     assert {"initialized", "exit"} <= set(capabilities["notifications"])

@@ -134,7 +134,7 @@ def test_rm_deletes_one_memo(shell):
     keep = shell.new("Keep")
     gone = shell.new("Gone")
     result = shell.ok("rm", gone[:8])
-    assert "Deleted" in result.err and result.out == ""
+    assert "to the trash" in result.err and result.out == ""
     assert [row["id"] for row in shell.rows()] == [keep]
     shell.fails("rm", gone)
     assert json.loads(shell.ok("rm", "--json", keep).out) == {"deleted": keep}

@@ -15,7 +15,8 @@ from cnsupport.completion import offers
 from cnsupport.paths import BINARY, path_with_binary
 
 SHELLS = ["bash", "zsh", "fish"]
-COMMANDS = {"list", "search", "show", "new", "edit", "rm", "share", "import", "export", "sync", "serve"}
+COMMANDS = {"list", "search", "show", "new", "edit", "rm", "history", "restore", "trash", "undelete", "share", "import",
+            "export", "sync", "serve"}
 
 
 @pytest.fixture
@@ -46,8 +47,13 @@ def test_memo_ids_are_offered_as_list_prints_them(shell, complete, shell_name):
     for index in range(3):
         shell.new(f"memo {index}")
     short = dict(line.split("\t") for line in shell.ok("list", "--format", "{uuid}\t{id}").out.splitlines())
-    for command in ("show", "rm", "edit", "share"):
+    for command in ("show", "rm", "edit", "share", "history", "restore"):
         assert sorted(complete(shell_name, f"cloudnotes {command} ")) == sorted(short.values()), command
+    # undelete offers the memos in the trash, as `trash` prints them
+    gone = shell.new("gone")
+    shell.rm(gone)
+    trashed = shell.ok("trash").out.split("\t")[0]
+    assert complete(shell_name, "cloudnotes undelete ") == [trashed]
     memo_id, its_short = next(iter(short.items()))
     typed = next(memo_id[:n] for n in range(1, 37) if sum(m.startswith(memo_id[:n]) for m in short) == 1)
     assert complete(shell_name, f"cloudnotes show {typed}") == [its_short]

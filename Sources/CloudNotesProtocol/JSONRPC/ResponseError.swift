@@ -23,6 +23,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
     public static let exportFailed = ErrorCode(rawValue: -33004)
     public static let storeUnavailable = ErrorCode(rawValue: -33005)
     public static let syncFailed = ErrorCode(rawValue: -33006)
+    public static let versionNotFound = ErrorCode(rawValue: -33007)
 
     /// Every code the server may send, with the name the specification gives it.
     public static let documented: [(code: ErrorCode, name: String)] = [
@@ -39,6 +40,7 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable {
         (.exportFailed, "ExportFailed"),
         (.storeUnavailable, "StoreUnavailable"),
         (.syncFailed, "SyncFailed"),
+        (.versionNotFound, "VersionNotFound"),
     ]
 }
 
@@ -93,6 +95,13 @@ public struct ResponseError: Error, Hashable, Sendable, Codable {
         ResponseError(
             code: .memoNotFound, message: "No memo with id \(id)",
             data: ["id": .string(id.description)])
+    }
+
+    /// Memo `id` keeps no version `number`: never kept, or pruned by the history policy.
+    public static func versionNotFound(_ id: MemoID, number: Int64) -> ResponseError {
+        ResponseError(
+            code: .versionNotFound, message: "Memo \(id) keeps no version \(number); memo/history lists the ones it keeps",
+            data: ["id": .string(id.description), "version": .number(Double(number))])
     }
 
     /// The memo moved on since `baseVersion`; `current` is what the store holds now.

@@ -29,3 +29,13 @@ extension KeyedDecodingContainer {
         return whole
     }
 }
+
+extension KeyedDecodingContainer {
+    /// Decodes a required integer param, as `decodeWholeNumberIfPresent` does an optional one.
+    func decodeWholeNumber<Number: FixedWidthInteger>(_ type: Number.Type, forKey key: Key, minimum: Number = .min) throws -> Number {
+        guard let number = try decodeWholeNumberIfPresent(type, forKey: key, minimum: minimum) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "is missing"))
+        }
+        return number
+    }
+}

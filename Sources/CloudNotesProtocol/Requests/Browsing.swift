@@ -17,16 +17,26 @@ public struct ListRequest: RequestType, Hashable {
     }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        offset = try container.decodeWholeNumberIfPresent(Int.self, forKey: .offset)
-        limit = try container.decodeWholeNumberIfPresent(Int.self, forKey: .limit)
+        (offset, limit) = try Self.decodePage(from: decoder)
     }
 
-    public static let schema = Schema.object([
+    public static let schema = Schema.object(pageFields)
+    public static let example = ListRequest(offset: 0, limit: 50)
+
+    /// The params of a request for a page of rows: `offset` and `limit`.
+    public static let pageFields: [Schema.Field] = [
         .optional("offset", .integer(minimum: 0), "Rows to skip; default 0."),
         .optional("limit", .integer(minimum: 1), "Rows to return; default 100, at most limits.maxListLimit."),
-    ])
-    public static let example = ListRequest(offset: 0, limit: 50)
+    ]
+
+    private enum PageKeys: String, CodingKey { case offset, limit }
+
+    /// Decodes the `pageFields` of a request's params, whole numbers or nothing.
+    public static func decodePage(from decoder: any Decoder) throws -> (offset: Int?, limit: Int?) {
+        let container = try decoder.container(keyedBy: PageKeys.self)
+        return (try container.decodeWholeNumberIfPresent(Int.self, forKey: .offset),
+                try container.decodeWholeNumberIfPresent(Int.self, forKey: .limit))
+    }
 }
 
 /// A page of the list, under the filter in force, and the list's length.

@@ -95,10 +95,7 @@ public struct EditRequest: RequestType, Hashable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(MemoID.self, forKey: .id)
-        guard let baseVersion = try container.decodeWholeNumberIfPresent(Int64.self, forKey: .baseVersion, minimum: 1) else {
-            throw DecodingError.keyNotFound(CodingKeys.baseVersion, .init(codingPath: [], debugDescription: "is missing"))
-        }
-        self.baseVersion = baseVersion
+        baseVersion = try container.decodeWholeNumber(Int64.self, forKey: .baseVersion, minimum: 1)
         edits = try container.decode([TextEdit].self, forKey: .edits)
     }
 

@@ -152,9 +152,12 @@ extension MemoStore {
     /// it needs only to take a statement back. That holds while no condition of an index of `memo`
     /// calls a function, which might fail too (see migration v7).
     static func insertSQL(memos count: Int) -> String {
-        "INSERT OR FAIL INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch) VALUES "
-            + repeatElement("(?, ?, ?, ?, ?, ?, 1, ?, 0, X'')", count: count).joined(separator: ", ")
+        "INSERT OR FAIL INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, importBatch, author) VALUES "
+            + repeatElement("(?, ?, ?, ?, ?, ?, 1, ?, 0, X'', '\(importAuthor)')", count: count).joined(separator: ", ")
     }
+
+    /// The author of an imported text (see `Author`).
+    static let importAuthor = Author(kind: .import, detail: "").stored
 
     /// The index of the `column`th parameter (1: id, 2: text, 3: title, 4: preview, 5: createdAt,
     /// 6: modifiedAt, 7: seq) of the `memo`th memo (from 0) of an `insertSQL` statement.

@@ -85,7 +85,7 @@ extension MemoStore {
                 guard position == segment.number - 1 else { return false }
                 let adoptionsBefore = outcome.visibleAdoptions
                 repeat {
-                    try apply(part: parts[next], rules: rules, now: now, outcome: &outcome, db)
+                    try apply(part: parts[next], of: segment.device, rules: rules, now: now, outcome: &outcome, db)
                     next += 1
                 } while next < parts.count && !committingEveryPart && writeTurns.askedFor <= 1
                 if next == parts.count {
@@ -104,12 +104,12 @@ extension MemoStore {
         return outcome
     }
 
-    /// Stores the revisions of one part and resolves their memos, short of merging.
-    private func apply(part: [Revision], rules: some RevisionRules, now: Int64,
+    /// Stores the revisions of one part (of `device`'s segment) and resolves their memos, short of merging.
+    private func apply(part: [Revision], of device: String, rules: some RevisionRules, now: Int64,
                        outcome: inout PullOutcome, _ db: Database) throws {
         var touched = Set<String>()
         var arrived = Set<String>()
-        for revision in part where try revision.insert(toPublish: false, db) {
+        for revision in part where try revision.insert(toPublish: false, from: device, db) {
             touched.insert(revision.memo)
             arrived.insert(revision.id)
         }
@@ -227,7 +227,7 @@ extension MemoStore {
         try db.execute(sql: waiting ? "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)" : "DELETE FROM waitingMemo WHERE memo = ?",
                        arguments: [id])
         guard let current, current != head, let revision = try Revision.fetch(id: current, db) else { return }
-        if let changed = try adopt(revision, over: local, db) {
+        if let changed = try adopt(revision, over: local, now: now, db) {
             outcome.changedMemos.insert(changed)
             outcome.visibleAdoptions += 1
         }
@@ -265,16 +265,24 @@ extension MemoStore {
 
     /// Makes the memo what `revision` says, as one more version of it; returns its local id if that
     /// changed anything a front end sees, nil if not.
-    private func adopt(_ revision: Revision, over local: StoredMemo?, _ db: Database) throws -> Int64? {
+    ///
+    /// The text it replaces is kept as a version (it came from someone else); a tombstone puts the
+    /// memo in the trash, dated by the delete, and a text takes it out again.
+    private func adopt(_ revision: Revision, over local: StoredMemo?, now: Int64, _ db: Database) throws -> Int64? {
         let seq = try Self.nextSeq(db)
+        let author = try Revision.author(of: revision.id, parents: revision.parents, db)
         if var memo = local {
             // A live memo moves in the list even when only its date changes; a tombstone stays unseen.
             let visible = !(memo.deleted && revision.content.deleted)
             cacheRemove(memo)
             if let text = revision.content.text {
+                if !memo.deleted, !memo.text.hasSameBytes(as: text) { try keepVersion(of: memo, replacedBy: author, now: now, db) }
+                if memo.deleted || !memo.text.hasSameBytes(as: text) { memo.author = author.stored }
                 memo.setText(text)
                 memo.deleted = false
+                memo.trashedAt = nil
             } else {
+                if !memo.deleted { memo.trashedAt = try Self.isWorthTrashing(memo, db) ? revision.content.modifiedAt : nil }
                 memo.deleted = true
                 memo.indexed = false
             }
@@ -288,15 +296,34 @@ extension MemoStore {
             return visible ? try memo.storedLocalID : nil
         }
         guard let text = revision.content.text else {
-            // A memo this device never had, deleted elsewhere: only its history is kept.
-            try Self.setHead(of: revision.memo, to: revision.id, seq: 0, db)
+            // A memo this device never had, deleted elsewhere: its history is kept, and its last text
+            // goes to the trash here too.
+            try trashNewlyKnown(revision, seq: seq, db)
             return nil
         }
         var memo = StoredMemo(id: revision.memo, text: text, createdAt: revision.content.createdAt,
                               modifiedAt: revision.content.modifiedAt, seq: seq)
+        memo.author = author.stored
         try memo.insert(db)
         try cacheInsert(memo, db)
         try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
         return try memo.storedLocalID
+    }
+
+    /// Puts in the trash a memo first known here by its tombstone `revision`, with the text of the
+    /// revision it deleted, when that is known and not blank; else keeps only its history.
+    private func trashNewlyKnown(_ revision: Revision, seq: Int64, _ db: Database) throws {
+        let deletedText = try revision.parents.lazy.compactMap { try Revision.fetch(id: $0, db)?.content.text }.first
+        guard let deletedText, !deletedText.isBlank else {
+            try Self.setHead(of: revision.memo, to: revision.id, seq: 0, db)
+            return
+        }
+        var memo = StoredMemo(id: revision.memo, text: deletedText, createdAt: revision.content.createdAt,
+                              modifiedAt: revision.content.modifiedAt, seq: seq)
+        memo.deleted = true
+        memo.trashedAt = revision.content.modifiedAt
+        memo.author = try Revision.author(of: revision.parents[0], parents: [], db).stored
+        try memo.insert(db)
+        try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
     }
 }

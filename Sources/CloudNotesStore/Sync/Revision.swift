@@ -93,15 +93,16 @@ extension Revision {
     }
 
     /// Inserts the revision unless it is known; returns whether it was new. A new revision made here
-    /// (`toPublish`) waits in `outgoingRevision` for a segment; one read from the remote does not.
+    /// (`toPublish`) waits in `outgoingRevision` for a segment; one read from the remote does not, and
+    /// notes the device it came from (`from`), for the version its text may become.
     @discardableResult
-    func insert(toPublish: Bool, _ db: Database) throws -> Bool {
+    func insert(toPublish: Bool, from device: String? = nil, _ db: Database) throws -> Bool {
         try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt, device)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 id, memo, parents.joined(separator: ","), content.deleted, content.text.map { Data($0.utf8) },
-                content.createdAt, content.modifiedAt,
+                content.createdAt, content.modifiedAt, device,
             ])
         guard db.changesCount > 0 else { return false }
         if toPublish {
@@ -109,6 +110,14 @@ extension Revision {
                 .execute(arguments: [db.lastInsertedRowID])
         }
         return true
+    }
+
+    /// Who wrote the text of revision `id` (stored here): the device it came from, or a merge (also
+    /// the conflict copy a merge made here).
+    static func author(of id: String, parents: [String], _ db: Database) throws -> Author {
+        let device = try String.fetchOne(db.cachedStatement(sql: "SELECT device FROM revision WHERE id = ?"), arguments: [id])
+        guard parents.count < 2, let device else { return Author(kind: .merge, detail: "") }
+        return Author(kind: .device, detail: device)
     }
 
     static func fetch(id: String, _ db: Database) throws -> Revision? {

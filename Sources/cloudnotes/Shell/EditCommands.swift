@@ -87,9 +87,10 @@ struct Edit: ShellCommand {
 struct Remove: ShellCommand {
     static let configuration = CommandConfiguration(
         commandName: "rm",
-        abstract: "Delete memos.",
+        abstract: "Delete memos: they go to the trash.",
         discussion: """
-            Each deletion is kept as a tombstone, so that it reaches other devices when they sync. \
+            A deleted memo stays in the trash for 30 days with its versions (`cloudnotes trash`), and \
+            `cloudnotes undelete ID` brings it back; the deletion reaches other devices when they sync. \
             `-` reads ids from stdin, one a line; an id that fails is named, and the others are still deleted.
             """)
 
@@ -107,7 +108,7 @@ struct Remove: ShellCommand {
             if json {
                 try session.terminal.printJSON(["deleted": memo.id.description])
             } else {
-                session.terminal.note("Deleted \(memo.id.description.prefix(ShortIDs.minimumLength)) “\(MemoTable.printable(memo.title))”.")
+                session.terminal.note("Moved \(memo.id.description.prefix(ShortIDs.minimumLength)) “\(MemoTable.printable(memo.title))” to the trash.")
             }
         }
     }

@@ -12,8 +12,11 @@ struct MemoIDsArgument: ParsableArguments {
 
     /// Each argument, and for `-`, one id a line on stdin (the first word of each line, so that `list`'s
     /// lines work as they are).
-    func read() -> [String] {
-        ids.flatMap { argument -> [String] in
+    func read() -> [String] { Self.read(ids) }
+
+    /// `arguments` as ids: each one, and for `-`, the first word of each line on stdin.
+    static func read(_ arguments: [String]) -> [String] {
+        arguments.flatMap { argument -> [String] in
             guard argument == "-" else { return [argument] }
             let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             return input.split(whereSeparator: \.isNewline).compactMap { line in

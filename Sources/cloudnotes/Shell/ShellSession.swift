@@ -13,7 +13,7 @@ import Foundation
 protocol ShellCommand: AsyncParsableCommand {
     var options: StoreOptions { get }
     /// Whether the command only reads: then it never creates a store that is not there.
-    static var readsOnly: Bool { get }
+    var readsOnly: Bool { get }
     func run(in session: ShellSession) async throws
 }
 
@@ -21,16 +21,16 @@ protocol ShellCommand: AsyncParsableCommand {
 protocol ReadingCommand: ShellCommand {}
 
 extension ReadingCommand {
-    static var readsOnly: Bool { true }
+    var readsOnly: Bool { true }
 }
 
 extension ShellCommand {
-    static var readsOnly: Bool { false }
+    var readsOnly: Bool { false }
 
     func run() async throws {
         let terminal = Terminal()
         do {
-            let session = try ShellSession(options: options, terminal: terminal, readsOnly: Self.readsOnly)
+            let session = try ShellSession(options: options, terminal: terminal, readsOnly: readsOnly)
             try await run(in: session)
         } catch let error as ExitCode {
             throw error
@@ -88,6 +88,7 @@ struct ShellSession {
             throw ShellError("cannot open the store at \(path): \(error)")
         }
         if store.isReadOnly { terminal.warn("the store is read-only: changes will be refused") }
+        store.authorChanges(as: .shell)
         self.terminal = terminal
         mediator = SplitViewMediator(
             store: store, sink: NoPanes(),

@@ -11,11 +11,12 @@ import CloudNotesStore
 struct ShortIDs {
     static let minimumLength = 8
 
-    /// Every live memo's id, in order.
+    /// Every live memo's id (or every id of the set asked for), in order.
     private let sorted: [String]
 
-    init(store: MemoStore) throws {
-        sorted = try store.memoIDs(startingWith: "", limit: .max)
+    /// Among the live memos, or the memos of `set`.
+    init(store: MemoStore, among set: MemoStore.MemoSet = .live) throws {
+        sorted = try store.memoIDs(startingWith: "", limit: .max, among: set)
     }
 
     /// The shortest unique prefix of `id`, at least `minimumLength` characters, never ending at a dash.

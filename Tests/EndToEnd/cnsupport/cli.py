@@ -161,6 +161,14 @@ class Cli:
     def import_file(self, path: Path, timeout: float = 600) -> Run:
         return self.ok("import", str(path), timeout=timeout)
 
+    def trash(self) -> list[dict]:
+        """`trash --json`: the memos in the trash, most recently deleted first."""
+        return json.loads(self.ok("trash", "--json").out)
+
+    def history(self, memo_id: str) -> list[dict]:
+        """`history ID --json`: the memo's kept versions, newest first."""
+        return json.loads(self.ok("history", memo_id, "--json").out)["versions"]
+
     def rows(self, *args: str) -> list[dict]:
         """`list --json`: the rows, newest first."""
         return json.loads(self.ok("list", "--json", *args).out)

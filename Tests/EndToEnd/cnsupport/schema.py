@@ -20,7 +20,7 @@ import jsonschema
 
 from cloudnotes_client.errors import (  # the codes, for the tests (see __all__)
     EXPORT_FAILED, IMPORT_INVALID, INVALID_PARAMS, INVALID_REQUEST, MEMO_NOT_FOUND, METHOD_NOT_FOUND, PARSE_ERROR,
-    REQUEST_CANCELLED, SERVER_NOT_INITIALIZED, VERSION_CONFLICT,
+    REQUEST_CANCELLED, SERVER_NOT_INITIALIZED, VERSION_CONFLICT, VERSION_NOT_FOUND,
 )
 
 from .framing import ProtocolViolation
@@ -30,7 +30,7 @@ __all__ = [
     "CLIENT_NOTIFICATIONS", "CODE", "ERROR_CODES", "EXPORT_FAILED", "IMPORT_INVALID", "INVALID_PARAMS",
     "INVALID_REQUEST", "ISO_MS", "MEMO_NOT_FOUND", "METHODS", "METHOD_NOT_FOUND", "MessageChecker", "PARSE_ERROR",
     "REQUEST_CANCELLED", "REQUEST_METHODS", "SCHEMA", "SERVER_NOTIFICATIONS", "SERVER_NOT_INITIALIZED", "UUID_LOWER",
-    "VERSION_CONFLICT", "exchange_problems", "id_key", "parse_message", "schema_problems", "timestamp_problems",
+    "VERSION_CONFLICT", "VERSION_NOT_FOUND", "exchange_problems", "id_key", "parse_message", "schema_problems", "timestamp_problems",
     "validator_for",
 ]
 

@@ -14,7 +14,7 @@ from .connection import Connection, PendingRequest
 from .errors import (ERROR_NAMES, BinaryNotFoundError, ClientError, CloudNotesError, ExportFailed, ImportInvalid,
                      InternalError, InvalidParams, InvalidRequest, MemoNotFound, MethodNotFound, ProtocolError,
                      RequestCancelled, RequestTimeoutError, ServerDiedError, ServerNotInitialized,
-                     StoreUnavailable, VersionConflict)
+                     StoreUnavailable, VersionConflict, VersionNotFound)
 from .mirror import Mirror, MirrorState
 from .models import (EditResult, ExportResult, ImportEntry, ImportResult, InitializeResult, Limits, ListPage, Memo,
                      MemoRow, Notification, Progress, SearchResult, Selection, ShareResult, TextEdit, apply_edits,
@@ -32,5 +32,5 @@ __all__ = [
     "ERROR_NAMES", "ClientError", "CloudNotesError", "ProtocolError", "BinaryNotFoundError", "ServerDiedError",
     "RequestTimeoutError", "InvalidRequest", "MethodNotFound", "InvalidParams", "InternalError",
     "ServerNotInitialized", "RequestCancelled", "MemoNotFound", "VersionConflict", "ImportInvalid", "ExportFailed",
-    "StoreUnavailable",
+    "StoreUnavailable", "VersionNotFound",
 ]

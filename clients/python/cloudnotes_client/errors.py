@@ -29,6 +29,7 @@ VERSION_CONFLICT = -33002
 IMPORT_INVALID = -33003
 EXPORT_FAILED = -33004
 STORE_UNAVAILABLE = -33005
+VERSION_NOT_FOUND = -33007
 
 #: The name of every error code in section 9 of the protocol specification.
 ERROR_NAMES: Dict[int, str] = {
@@ -44,6 +45,7 @@ ERROR_NAMES: Dict[int, str] = {
     IMPORT_INVALID: "ImportInvalid",
     EXPORT_FAILED: "ExportFailed",
     STORE_UNAVAILABLE: "StoreUnavailable",
+    VERSION_NOT_FOUND: "VersionNotFound",
 }
 
 
@@ -174,6 +176,12 @@ class VersionConflict(CloudNotesError):
     base_version = _datum("baseVersion", "The ``baseVersion`` the refused update carried.")
 
 
+class VersionNotFound(CloudNotesError):
+    """-33007: the memo keeps no such version (never kept, or pruned); ``memo/history`` lists the kept ones."""
+
+    version = _datum("version", "The version number asked for.")
+
+
 class ImportInvalid(CloudNotesError):
     """-33003: the import source is not in the expected format; nothing was imported."""
 
@@ -204,4 +212,5 @@ _SUBCLASSES: Dict[int, Type[CloudNotesError]] = {
     IMPORT_INVALID: ImportInvalid,
     EXPORT_FAILED: ExportFailed,
     STORE_UNAVAILABLE: StoreUnavailable,
+    VERSION_NOT_FOUND: VersionNotFound,
 }

@@ -174,8 +174,8 @@ class _Panes:
                     self._detail = memo
             elif method == "memo/edit":
                 self._observe_edit(params or {}, EditResult.from_json(result))
-            elif method == "memo/create":
-                self._query = None
+            elif method in ("memo/create", "memo/undelete"):
+                self._query = None  # both clear an active search filter (rule S2)
             elif method == "memo/search":
                 page = SearchResult.from_json(result)
                 self._query = page.query or None

@@ -11,7 +11,7 @@ from conftest import collect, methods
 
 def test_initialize_reports_the_protocol_capabilities_and_limits(client, schema):
     info = client.server_info
-    assert info.protocol_version == schema["protocolVersion"] == "1.1"
+    assert info.protocol_version == schema["protocolVersion"] == "1.2"
     assert info.server_name == "cloudnotes" and info.server_version
     by_kind = {(d["kind"], d["direction"].startswith("server")): set() for d in schema["methods"].values()}
     for name, description in schema["methods"].items():
