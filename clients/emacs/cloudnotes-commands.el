@@ -6,7 +6,8 @@
 
 ;; The list's mode and keys, and the commands: select, create, delete
 ;; and search memos, share a memo (text, Markdown or JSON), import and
-;; export files.  The sync commands are in cloudnotes-sync.el.
+;; export files.  The sync commands are in cloudnotes-sync.el, the
+;; history and the trash in cloudnotes-history.el.
 
 ;;; Code:
 
@@ -21,6 +22,8 @@
 (declare-function cloudnotes-sync-status "cloudnotes-sync" ())
 (declare-function cloudnotes-sync-now "cloudnotes-sync" ())
 (declare-function cloudnotes-conflicts "cloudnotes-sync" ())
+(declare-function cloudnotes-history "cloudnotes-history" (&optional id title no-select))
+(declare-function cloudnotes-trash "cloudnotes-history" (&optional no-select))
 
 (defvar cloudnotes-commands--tokens 0 "Counter of work-done tokens.")
 (defvar cloudnotes-commands--titles (make-hash-table :test #'equal)
@@ -82,6 +85,8 @@
     (define-key map "y" #'cloudnotes-sync-status)
     (define-key map "Y" #'cloudnotes-sync-now)
     (define-key map "C" #'cloudnotes-conflicts)
+    (define-key map "h" #'cloudnotes-history)
+    (define-key map "t" #'cloudnotes-trash)
     (define-key map "g" #'cloudnotes-refresh)
     (define-key map (kbd "TAB") #'cloudnotes-goto-detail)
     (define-key map "o" #'cloudnotes-goto-detail)
@@ -115,6 +120,11 @@
 
 ;;; Selecting, creating, deleting, searching
 
+(defun cloudnotes-commands--row ()
+  "The row at point in the list, or nil."
+  (and (eq major-mode 'cloudnotes-list-mode)
+       (get-text-property (line-beginning-position) 'cloudnotes-row)))
+
 (defun cloudnotes-commands--memo-id ()
   "The id of the memo at point in the list, else the selected memo's."
   (or (and (eq major-mode 'cloudnotes-list-mode)
@@ -145,13 +155,12 @@
                                    (when win (select-window win)))))))
 
 (defun cloudnotes-delete ()
-  "Delete the memo at point; the server selects the next one."
+  "Delete the memo at point; the server selects the next one.
+The memo goes to the trash, where \[cloudnotes-trash] finds it."
   (interactive)
   (cloudnotes--check)
   (let* ((id (cloudnotes-commands--memo-id))
-         (row (and (eq major-mode 'cloudnotes-list-mode)
-                   (get-text-property (line-beginning-position) 'cloudnotes-row)))
-         (title (or (plist-get row :title) "this memo")))
+         (title (or (plist-get (cloudnotes-commands--row) :title) "this memo")))
     (when (or (not cloudnotes-confirm-delete)
               (y-or-n-p (format "Delete “%s”? " title)))
       (cloudnotes-detail--save-sync)

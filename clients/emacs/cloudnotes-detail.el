@@ -18,6 +18,7 @@
 (declare-function cloudnotes-create "cloudnotes-commands" ())
 (declare-function cloudnotes-delete "cloudnotes-commands" ())
 (declare-function cloudnotes-share "cloudnotes-commands" (format))
+(declare-function cloudnotes-history "cloudnotes-history" (&optional id title no-select))
 
 (defun cloudnotes-detail--window ()
   "A window showing the detail buffer, or nil."
@@ -118,6 +119,7 @@
     (define-key map (kbd "C-c C-n") #'cloudnotes-create)
     (define-key map (kbd "C-c C-d") #'cloudnotes-delete)
     (define-key map (kbd "C-c C-s") #'cloudnotes-share)
+    (define-key map (kbd "C-c C-v") #'cloudnotes-history)
     (define-key map (kbd "C-c C-q") #'cloudnotes-quit)
     map)
   "Keys of the CloudNotes memo buffer.")

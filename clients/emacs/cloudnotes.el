@@ -31,8 +31,9 @@
 ;; cloudnotes-custom.el the customization, cloudnotes-session.el the
 ;; server process and the connection to it; cloudnotes-list.el,
 ;; cloudnotes-detail.el (with cloudnotes-detail-save.el) and
-;; cloudnotes-commands.el hold the two panes and the other commands.  See
-;; README.md for the keys.
+;; cloudnotes-commands.el hold the two panes and the other commands,
+;; cloudnotes-sync.el sync, and cloudnotes-history.el the memos' versions
+;; and the trash.  See README.md for the keys.
 
 ;;; Code:
 
@@ -88,6 +89,7 @@ Start the server first if it is not running."
   (require 'cloudnotes-detail)
   (require 'cloudnotes-commands)
   (require 'cloudnotes-sync)
+  (require 'cloudnotes-history)
   (if (cloudnotes--running-p)
       (cloudnotes--show-windows)
     (when (memq cloudnotes--state '(dead closing))

@@ -20,6 +20,7 @@
 (require 'cloudnotes-detail)
 (require 'cloudnotes-commands)
 (require 'cloudnotes-sync)
+(require 'cloudnotes-history)
 
 (defvar cloudnotes-test-bin (getenv "CLOUDNOTES_BIN") "The server binary.")
 (defvar cloudnotes-test--dir nil "The running test's temporary folder.")
@@ -183,7 +184,8 @@ Fail if it exits with another code than 0."
        (unwind-protect
            (progn ,@body)
          (ignore-errors (cloudnotes-quit))
-         (dolist (name '("*CloudNotes conflict*" "*CloudNotes share*" "*CloudNotes conflicts*"))
+         (dolist (name '("*CloudNotes conflict*" "*CloudNotes share*" "*CloudNotes conflicts*"
+                         "*CloudNotes history*" "*CloudNotes diff*" "*CloudNotes trash*"))
            (when (get-buffer name) (kill-buffer name)))
          (delete-directory cloudnotes-test--dir t)))))
 

@@ -18,7 +18,8 @@
 ;;
 ;; This file has the tests of the two panes and loads the others:
 ;; cloudnotes-tests-commands.el (share, export, import, sync, closing, the
-;; package), cloudnotes-tests-window.el (a large list) and their helpers,
+;; package), cloudnotes-tests-window.el (a large list),
+;; cloudnotes-tests-history.el (versions and the trash) and their helpers,
 ;; cloudnotes-test-support.el, all in this folder.
 
 ;;; Code:
@@ -29,6 +30,7 @@
 (require 'cloudnotes-test-support)
 (require 'cloudnotes-tests-commands)
 (require 'cloudnotes-tests-window)
+(require 'cloudnotes-tests-history)
 
 ;;; Opening
 

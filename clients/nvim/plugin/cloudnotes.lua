@@ -21,3 +21,11 @@ end), { desc = "Close CloudNotes and shut its server down" })
 vim.api.nvim_create_user_command("CloudNotesImport", safe(function(opts)
   require("cloudnotes").import(opts.args)
 end), { nargs = 1, complete = "file", desc = "Import a JSON file of memos into CloudNotes" })
+
+vim.api.nvim_create_user_command("CloudNotesHistory", safe(function()
+  require("cloudnotes").history()
+end), { desc = "List the shown memo's versions; diff and restore them" })
+
+vim.api.nvim_create_user_command("CloudNotesTrash", safe(function()
+  require("cloudnotes").trash()
+end), { desc = "List the deleted memos; bring them back" })

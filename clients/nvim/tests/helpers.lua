@@ -152,7 +152,12 @@ end
 --- list fetches the rows that come into view when it is drawn).
 function H.press(keys, s)
   s = s or H.s
-  api.nvim_set_current_win(s.view.list_win)
+  H.press_in(s.view.list_win, keys, s)
+end
+
+--- Type keys in the window `win`, as H.press does in the list.
+function H.press_in(win, keys, s)
+  api.nvim_set_current_win(win)
   api.nvim_feedkeys(api.nvim_replace_termcodes(keys, true, false, true), "mtx", false)
   vim.cmd("redraw")
   H.settle(s)

@@ -59,7 +59,8 @@ return {
       H.assert(#tags >= 30, "tags generated: " .. #tags)
       vim.opt.runtimepath:prepend(root)
       for _, tag in ipairs({ "cloudnotes", ":CloudNotes", "cloudnotes-setup", "cloudnotes-conflicts",
-        "cloudnotes-dd", "hl-CloudNotesSelected" }) do
+        "cloudnotes-dd", "hl-CloudNotesSelected", ":CloudNotesHistory", ":CloudNotesTrash", "cloudnotes-history",
+        "cloudnotes-trash" }) do
         vim.cmd("help " .. tag)
         H.eq(vim.fn.expand("%:t"), "cloudnotes.txt", ":help " .. tag)
         H.assert(vim.fn.getline("."):find("*" .. tag .. "*", 1, true), "cursor on the tag " .. tag)

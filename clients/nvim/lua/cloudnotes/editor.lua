@@ -327,6 +327,15 @@ function E.reload_text(self)
   end
 end
 
+--- Send pending text now and wait (a while at most) until the server has
+--- answered every save of memo `id`, so that its version is known.
+function E._flush_and_wait(self, id)
+  self:flush()
+  vim.wait(5000, function()
+    return not self:_sending(id) or not self:_running()
+  end, 10)
+end
+
 --- Handler for ":w" in the text buffer: send pending text now, wait for the
 --- server's answer and say whether the memo is saved.
 function E.write(self)
@@ -343,10 +352,7 @@ function E.write(self)
     util.warn("not saved: the memo was deleted elsewhere (your text is in register \"" .. self.cfg.conflict_register .. ")")
     return
   end
-  self:flush()
-  vim.wait(5000, function()
-    return not self:_sending(id) or not self:_running()
-  end, 10)
+  self:_flush_and_wait(id)
   if not self.edit.dirty and not self:_sending(id) and not self.edit.gone and self:_running() then
     api.nvim_buf_set_option(self.view.text_buf, "modified", false)
     util.notify(string.format("memo saved (version %s)", tostring(self.versions[id])))

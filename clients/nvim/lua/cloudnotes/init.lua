@@ -8,7 +8,8 @@
 --- windows and text buffer) and listbuf.lua (the list buffer and drawing
 --- it), session.lua (start, keys, shutdown), listing.lua (mirroring the
 --- server, fetching the rows on screen), editor.lua (the text buffer's
---- saves and conflicts) and actions.lua (the list keys).
+--- saves and conflicts), actions.lua (the list keys), and panel.lua and
+--- history.lua (the history and trash views).
 local util = require("cloudnotes.util")
 
 local M = {}
@@ -178,22 +179,42 @@ function M.close()
   end
 end
 
---- Import a JSON file of memos (:CloudNotesImport {file}).
-function M.import(path)
+--- The running session, started (and its handshake and first screen
+--- waited for) if there is none; nil if it cannot start.
+local function ready_session()
   local s = current
   if not s or s.state ~= "ready" then
     s = M.open()
   end
+  if s and s.state == "starting" then
+    vim.wait(5000, function()
+      return s.state ~= "starting" and s:idle()
+    end, 10)
+  end
+  return s
+end
+
+--- Import a JSON file of memos (:CloudNotesImport {file}).
+function M.import(path)
+  local s = ready_session()
   if s then
-    if s.state == "ready" then
-      s:import(path)
-    else
-      -- The handshake is still running; import once it is done.
-      vim.wait(5000, function()
-        return s.state ~= "starting"
-      end, 10)
-      s:import(path)
-    end
+    s:import(path)
+  end
+end
+
+--- Show the versions of the memo shown (:CloudNotesHistory).
+function M.history()
+  local s = ready_session()
+  if s then
+    s:history()
+  end
+end
+
+--- Show the memos in the trash (:CloudNotesTrash).
+function M.trash()
+  local s = ready_session()
+  if s then
+    s:trash()
   end
 end
 

@@ -42,13 +42,13 @@ api.nvim_set_decoration_provider(ns_scroll, {
 })
 
 --- A list buffer: scratch, no undo (it is only ever redrawn), wiped when
---- its window closes.
-function M.new_list_buf()
+--- its window closes. `filetype` defaults to "cloudnoteslist".
+function M.new_list_buf(filetype)
   local buf = api.nvim_create_buf(false, true)
   api.nvim_buf_set_option(buf, "bufhidden", "wipe")
   api.nvim_buf_set_option(buf, "undolevels", -1)
   api.nvim_buf_set_option(buf, "modifiable", false)
-  api.nvim_buf_set_option(buf, "filetype", "cloudnoteslist")
+  api.nvim_buf_set_option(buf, "filetype", filetype or "cloudnoteslist")
   return buf
 end
 
@@ -57,29 +57,36 @@ function View:on_scroll(fn)
   scroll_hooks[self.list_win] = fn
 end
 
---- The list line for one row: a mark column ("> " on the selected row), the
---- title cut or padded to title_width cells, the server's displayDate and
---- the preview. Returns the line and the byte ranges to highlight.
+--- The line for a row with a title, displayDate and preview (a memo of the
+--- list, or of the trash): a mark column, the title cut or padded to
+--- `title_width` cells, the date and the preview. Returns the line and the
+--- byte ranges to highlight.
+function M.format_line(row, title_width)
+  local title = util.fit(util.one_line(row.title), title_width)
+  local date = util.one_line(row.displayDate)
+  local preview = util.one_line(row.preview)
+  local line = "  " .. title .. "  " .. date
+  local spans = {
+    { "CloudNotesMark", 0, 2 },
+    { "CloudNotesListTitle", 2, 2 + #title },
+    { "CloudNotesDate", 2 + #title + 2, #line },
+  }
+  if preview ~= "" then
+    local start = #line + 2
+    line = line .. "  " .. preview
+    spans[#spans + 1] = { "CloudNotesPreview", start, #line }
+  end
+  return line, spans
+end
+
+--- The list line for one row (see M.format_line), with "> " in the mark
+--- column on the selected row.
 function View:format_row(row, selected)
   -- A row table never changes (an update brings a new one), so its line is
   -- made once; the mark is the only part that depends on the selection.
   local f = self.formatted[row]
   if not f then
-    local title = util.fit(util.one_line(row.title), self.cfg.title_width)
-    local date = util.one_line(row.displayDate)
-    local preview = util.one_line(row.preview)
-    local line = "  " .. title .. "  " .. date
-    local spans = {
-      { "CloudNotesMark", 0, 2 },
-      { "CloudNotesListTitle", 2, 2 + #title },
-      { "CloudNotesDate", 2 + #title + 2, #line },
-    }
-    if preview ~= "" then
-      local start = #line + 2
-      line = line .. "  " .. preview
-      spans[#spans + 1] = { "CloudNotesPreview", start, #line }
-    end
-    f = { line, spans }
+    f = { M.format_line(row, self.cfg.title_width) }
     self.formatted[row] = f
   end
   if selected then
@@ -88,7 +95,9 @@ function View:format_row(row, selected)
   return f[1], f[2]
 end
 
-local function set_list_lines(buf, first, last, lines)
+--- Replace lines `first` to `last` (0-based, end-exclusive) of the
+--- read-only list buffer `buf` with `lines`.
+function M.set_lines(buf, first, last, lines)
   api.nvim_buf_set_option(buf, "modifiable", true)
   api.nvim_buf_set_lines(buf, first, last, false, lines)
   api.nvim_buf_set_option(buf, "modifiable", false)
@@ -128,7 +137,7 @@ local function add_blank_lines(buf, after, count)
   for i = 1, count do
     blank[i] = ""
   end
-  set_list_lines(buf, after, after, blank)
+  M.set_lines(buf, after, after, blank)
 end
 
 --- Forget drawn lines at `count` and below (they are gone).
@@ -161,7 +170,7 @@ function View:_resize(count)
       self:_replace_list_buf(count)
       return
     end
-    set_list_lines(buf, count, n, {})
+    M.set_lines(buf, count, n, {})
     self:_clip_drawn(count)
   end
 end
@@ -202,7 +211,7 @@ function View:list_insert(index)
   if not api.nvim_buf_is_valid(buf) or index > api.nvim_buf_line_count(buf) then
     return
   end
-  set_list_lines(buf, index, index, { "" })
+  M.set_lines(buf, index, index, { "" })
   local d = self.drawn
   if index <= d.first then
     d.first = d.first + 1
@@ -221,7 +230,7 @@ function View:list_remove(index)
   if index >= n then
     return
   end
-  set_list_lines(buf, index, index + 1, {})
+  M.set_lines(buf, index, index + 1, {})
   local d = self.drawn
   if n == 1 then
     self.drawn = { first = 0, lines = {} }
@@ -271,7 +280,7 @@ function View:_draw(first, lines, spans)
       while #texts > stop - start do
         texts[#texts] = nil
       end
-      set_list_lines(buf, start, stop, texts)
+      M.set_lines(buf, start, stop, texts)
       self.drawn_rows = (self.drawn_rows or 0) + #texts
       api.nvim_buf_clear_namespace(buf, ns_list, start, stop)
       for at = start, stop - 1 do

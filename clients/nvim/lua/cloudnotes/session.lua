@@ -2,7 +2,8 @@
 --- autocommands, and shutting down. The rest are methods of the same
 --- session object, in their own modules: keeping the mirror of the server's
 --- split view and the list drawn and fetched in listing.lua, the text
---- buffer's edit loop in editor.lua, the list's keys in actions.lua.
+--- buffer's edit loop in editor.lua, the list's keys in actions.lua, the
+--- history and trash panels in history.lua.
 local api = vim.api
 local uv = vim.loop
 local util = require("cloudnotes.util")
@@ -327,6 +328,7 @@ function Session:close()
     pcall(api.nvim_del_augroup_by_id, self.augroup)
     self.augroup = nil
   end
+  self:close_panel()
   if self.view then
     self.view:close()
   end
@@ -387,10 +389,10 @@ function Session:idle()
     and not self.render_pending
 end
 
--- The list's mirroring and fetching, the text buffer's edit loop and the
--- list's actions live in their own modules; they are methods of the same
--- session object.
-for _, part in ipairs({ "cloudnotes.listing", "cloudnotes.editor", "cloudnotes.actions" }) do
+-- The list's mirroring and fetching, the text buffer's edit loop, the
+-- list's actions and the history and trash panels live in their own
+-- modules; they are methods of the same session object.
+for _, part in ipairs({ "cloudnotes.listing", "cloudnotes.editor", "cloudnotes.actions", "cloudnotes.history" }) do
   for name, fn in pairs(require(part)) do
     Session[name] = fn
   end

@@ -1,5 +1,7 @@
 --- Small helpers shared by the CloudNotes modules: user messages and
 --- error containment, so that no callback ever surfaces a Lua stack trace.
+local api = vim.api
+
 local M = {}
 
 M.debug = false
@@ -54,6 +56,32 @@ function M.set_buf_name(buf, name)
   end
 end
 
+--- Set the window-local options `opts` (name -> value) of `win`.
+function M.set_win_opts(win, opts)
+  for k, v in pairs(opts) do
+    api.nvim_win_set_option(win, k, v)
+  end
+end
+
+--- `s` with its "%" doubled, for a 'statusline'.
+function M.escape_status(s)
+  return (tostring(s):gsub("%%", "%%%%"))
+end
+
+--- Close the tab page `tab` (or, if it is the last one, leave one empty
+--- window in its place).
+function M.close_tab(tab)
+  if not api.nvim_tabpage_is_valid(tab) then
+    return
+  end
+  if #api.nvim_list_tabpages() > 1 then
+    pcall(vim.cmd, "tabclose! " .. api.nvim_tabpage_get_number(tab))
+  else
+    pcall(vim.cmd, "enew")
+    pcall(vim.cmd, "only!")
+  end
+end
+
 --- A callback (for a key, an autocommand, a timer) that calls `obj`'s
 --- method `name`, its errors contained as with M.safe(fn, what).
 function M.method_cb(obj, name, what)
@@ -68,6 +96,11 @@ function M.rpc_error_text(err)
     return tostring(err)
   end
   return string.format("%s (%s)", tostring(err.message or "error"), tostring(err.code or "?"))
+end
+
+--- "1 memo", "2 memos": `n` and `word`, plural unless `n` is 1.
+function M.plural(n, word)
+  return string.format("%d %s%s", n, word, n == 1 and "" or "s")
 end
 
 --- Split memo text into buffer lines. The split is on "\n" alone so that

@@ -37,16 +37,6 @@ function M.define_highlights()
   end
 end
 
-local function set_win_opts(win, opts)
-  for k, v in pairs(opts) do
-    api.nvim_win_set_option(win, k, v)
-  end
-end
-
-local function escape_status(s)
-  return (tostring(s):gsub("%%", "%%%%"))
-end
-
 --- Open the view in a new tab. `cfg` is the plugin configuration (list_width,
 --- title_width). Returns the view; its `list_buf`, `text_buf`, `list_win` and
 --- `text_win` are the buffers and windows.
@@ -79,7 +69,7 @@ function M.open(cfg)
   self.list_win = api.nvim_get_current_win()
   api.nvim_win_set_width(self.list_win, self:list_width())
 
-  set_win_opts(self.list_win, {
+  util.set_win_opts(self.list_win, {
     number = false,
     relativenumber = false,
     wrap = false,
@@ -97,7 +87,7 @@ function M.open(cfg)
 end
 
 function View:_text_win_opts()
-  set_win_opts(self.text_win, {
+  util.set_win_opts(self.text_win, {
     number = false,
     relativenumber = false,
     wrap = true,
@@ -141,13 +131,13 @@ end
 
 function View:set_list_status(text)
   if api.nvim_win_is_valid(self.list_win) then
-    api.nvim_win_set_option(self.list_win, "statusline", " CloudNotes  " .. escape_status(text))
+    api.nvim_win_set_option(self.list_win, "statusline", " CloudNotes  " .. util.escape_status(text))
   end
 end
 
 function View:set_text_status(text)
   if api.nvim_win_is_valid(self.text_win) then
-    api.nvim_win_set_option(self.text_win, "statusline", " " .. escape_status(text) .. "%=%l:%c ")
+    api.nvim_win_set_option(self.text_win, "statusline", " " .. util.escape_status(text) .. "%=%l:%c ")
   end
 end
 
@@ -194,16 +184,7 @@ end
 --- Close the view's tab (or, if it is the last tab, its windows' buffers).
 function View:close()
   self:on_scroll(nil)
-  if api.nvim_tabpage_is_valid(self.tab) then
-    if #api.nvim_list_tabpages() > 1 then
-      local nr = api.nvim_tabpage_get_number(self.tab)
-      pcall(vim.cmd, "tabclose! " .. nr)
-    else
-      -- The only tab: leave one empty window behind instead.
-      pcall(vim.cmd, "enew")
-      pcall(vim.cmd, "only!")
-    end
-  end
+  util.close_tab(self.tab)
   if api.nvim_buf_is_valid(self.list_buf) then
     pcall(api.nvim_buf_delete, self.list_buf, { force = true })
   end
