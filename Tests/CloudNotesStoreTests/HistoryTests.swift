@@ -122,6 +122,31 @@ struct HistoryTests {
         #expect(throws: StoreError.memoNotFound(id: id)) { try store.undelete(id: id, now: 10, filter: nil) }
     }
 
+    @Test("a store made before versions: its recent deletes go to the trash, and its texts are kept when first replaced")
+    func upgradeFromVersion8() throws {
+        let path = temporaryStorePath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try MemoStore.migrator.migrate(queue, upTo: "v8-outgoing-revisions")
+            try queue.write { db in
+                for (id, text, deleted, seq) in [("a", "live text", false, 1), ("b", "deleted text", true, 2), ("c", " \n", true, 3)] {
+                    try db.execute(sql: """
+                        INSERT INTO memo (id, text, title, preview, createdAt, modifiedAt, version, seq, deleted, indexed)
+                        VALUES (?, ?, '', '', 0, ?, 1, ?, ?, 0)
+                        """, arguments: [id, Data(text.utf8), seq * 1000, seq, deleted])
+                }
+            }
+        }
+        let store = try MemoStore(path: path)
+        #expect(try store.trash(offset: 0, limit: 10).memos.map(\.id) == ["b"], "a blank tombstone stays out")
+        #expect(try store.trash(offset: 0, limit: 10).memos.first?.trashedAt == 2000, "dated by its delete")
+        _ = try store.update(id: "a", text: "edited", baseVersion: nil, now: 5000, filter: nil)
+        let kept = try store.versions(ofMemo: "a", offset: 0, limit: 10).versions
+        #expect(kept.count == 1 && kept.first?.author == nil, "an unknown author counts as someone else")
+        #expect(try versionTexts(store, "a") == ["live text"])
+    }
+
     @Test("a blank memo that keeps no version skips the trash")
     func blankMemosSkipTheTrash() throws {
         let store = try MemoStore()
