@@ -8,8 +8,8 @@ import Testing
 
 @Suite("Interrupting an indexing chunk")
 struct IndexingInterruptionTests {
-    /// A store of 1,000 memos of about 8 KB waiting for the indexer: a chunk takes 500 of them (the most
-    /// one takes), and its update takes a good part of a second.
+    /// A store of 1,000 memos of about 8 KB waiting for the indexer: a chunk of 4 MB takes 494 of them,
+    /// and its update takes a good part of a second.
     private func storeWithPendingMemos() throws -> MemoStore {
         let store = try MemoStore(path: temporaryStorePath())
         let text = String(repeating: "다람쥐 헌 쳇바퀴에 타고파 quick brown fox ", count: 160)
@@ -56,8 +56,19 @@ struct IndexingInterruptionTests {
         #expect(throws: StoreError.cancelled) { try store.indexPendingMemos(interruption: interruption) }
         #expect(try unindexedCount(store) == 1000)
         interruption.reset()
-        #expect(try store.indexPendingMemos(byteBudget: 64 << 20, interruption: interruption) == 500)
-        #expect(try unindexedCount(store) == 500)
+        #expect(try store.indexPendingMemos(byteBudget: 4 << 20, interruption: interruption) == 494)
+        #expect(try unindexedCount(store) == 506)
+    }
+
+    @Test("a chunk takes as many short memos as fill its budget, and the index keeps their entries in memory until the commit")
+    func chunksFillTheirBudget() throws {
+        let store = try MemoStore(path: temporaryStorePath())
+        _ = try store.importMemos((0..<3000).map { MemoStore.NewMemo(text: "short memo \($0)", modifiedAt: Int64($0)) })
+        #expect(try store.indexPendingMemos(byteBudget: 2 << 20) == 3000)
+        #expect(try unindexedCount(store) == 0)
+        #expect(try store.count(filter: SearchFilter("memo 2999")) == 1)
+        let hashSize = try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT v FROM memo_fts_config WHERE k = 'hashsize'") }
+        #expect(hashSize == 8 << 20)
     }
 
     private func unindexedCount(_ store: MemoStore) throws -> Int {

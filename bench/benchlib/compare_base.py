@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from .data import TYPED_CHARS, generate_memos, write_import_file
+from .data import TYPED_CHARS, generate_memos, memo_text, write_import_file
 from .driver import BenchError, Driver, json_escape, pipelined, start_initialized
 from .stores import remove_store
 
@@ -91,10 +91,11 @@ def counted_instructions(binary: str, store: str, folder: str, drive) -> tuple[i
     return total, sqlite
 
 
-def write_benchmark_memos(count: int, path: str) -> None:
-    """The benchmark's `count` memos (its seed), as an import file."""
+def write_benchmark_memos(count: int, path: str) -> int:
+    """The benchmark's `count` memos (its seed), as an import file; returns their texts' bytes."""
     memos, _ = generate_memos(count, 20240521, "xylophone")
     write_import_file(memos, path)
+    return sum(len(memo_text(memo).encode()) for memo in memos)
 
 
 def percentile(values: list[float], fraction: float) -> float:

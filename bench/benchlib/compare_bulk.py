@@ -9,12 +9,14 @@ import time
 
 from .compare_base import fresh_copies, fresh_stores, in_turns, print_latencies, write_benchmark_memos
 from .driver import BenchError, Driver, start_initialized, timed_start
-from .stores import bytes_between, written_bytes
+from .stores import bytes_between, unindexed_count, written_bytes
 
 def imports(binaries: dict, folder: str, args) -> None:
+    """Each binary in turn imports the benchmark's memos into a fresh store, then idles while its background
+    indexer indexes them: the import's time, both phases' writes for storage, and the peak RSS."""
     binaries = fresh_copies(binaries, folder)
     data = os.path.join(folder, "memos.json")
-    write_benchmark_memos(args.import_count, data)
+    text_bytes = write_benchmark_memos(args.import_count, data)
     results = {name: [] for name in binaries}
     names = list(binaries)
     for name, store in fresh_stores(binaries, folder, args.rounds, "import"):
@@ -22,20 +24,30 @@ def imports(binaries: dict, folder: str, args) -> None:
         rid, line = d.request("memo/import", {"path": data})
         before = written_bytes(d.proc.pid)
         elapsed, response, _ = d.round_trip(line)
-        written = bytes_between(before, written_bytes(d.proc.pid))
+        imported = written_bytes(d.proc.pid)
         if d.check(rid, response, "memo/import").get("imported") != args.import_count:
             raise BenchError(f"{name}: the import did not import {args.import_count:,} memos")
+        started = time.monotonic()
+        while unindexed_count(store) > 0:
+            if time.monotonic() - started > 600:
+                raise BenchError(f"{name}: the background indexing did not finish in 10 minutes")
+            time.sleep(0.1)
+        indexing = time.monotonic() - started
+        indexed = written_bytes(d.proc.pid)
         peak = d.vm_kb().get("VmHWM", 0)
         d.shutdown()
-        results[name].append((elapsed / 1e9, (written or 0) / 1e6, peak / 1024))
-    print(f"memo/import of {args.import_count:,} memos: medians of {args.rounds} alternating runs")
-    base = statistics.median(t for t, _, _ in results[names[0]])
+        results[name].append((elapsed / 1e9, (bytes_between(before, imported) or 0) / 1e6, indexing,
+                              (bytes_between(imported, indexed) or 0) / 1e6, peak / 1024))
+    print(f"memo/import of {args.import_count:,} memos ({text_bytes / 1e6:,.1f} MB of text), then the background "
+          f"indexing: medians of {args.rounds} alternating runs")
+    base = statistics.median(run[0] for run in results[names[0]])
     for name in names:
         runs = results[name]
-        seconds = statistics.median(t for t, _, _ in runs)
-        print(f"{name:>8} {seconds:6.2f} s  {seconds / base:5.2f}x {names[0]}   "
-              f"written {statistics.median(w for _, w, _ in runs):6,.0f} MB   "
-              f"peak RSS {max(m for _, _, m in runs):5.1f} MB   runs: {' '.join(f'{t:.2f}' for t, _, _ in runs)}")
+        seconds, written, indexing, indexing_written = (statistics.median(run[i] for run in runs) for i in range(4))
+        print(f"{name:>8} import {seconds:6.2f} s  {seconds / base:5.2f}x {names[0]}, written {written:6,.0f} MB;  "
+              f"indexing {indexing:6.2f} s, written {indexing_written:6,.0f} MB;  "
+              f"both {(written + indexing_written) * 1e6 / text_bytes:5.1f}x the text   "
+              f"peak RSS {max(run[4] for run in runs):5.1f} MB   imports: {' '.join(f'{run[0]:.2f}' for run in runs)}")
 
 
 def startups(binaries: dict, folder: str, args) -> None:

@@ -21,17 +21,26 @@ extension MemoStore {
                 let chosen = try Self.leadingLocalIDs(
                     Row.fetchCursor(db, sql: """
                         SELECT localID, length(text) FROM memo
-                        WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL AND instr(text, X'00') = 0 LIMIT 500
-                        """),
+                        WHERE indexed = 0 AND deleted = 0 AND importBatch IS NULL AND instr(text, X'00') = 0 LIMIT ?
+                        """, arguments: [max(500, byteBudget / 256)]),  // as many memos as short ones fill the budget
                     withinBytes: byteBudget)
                 guard !chosen.isEmpty else { return 0 }
-                try db.execute(
-                    sql: "UPDATE memo SET indexed = 1 WHERE localID IN (SELECT value FROM json_each(?))",
-                    arguments: [Self.jsonArray(chosen)])
+                // A few memos a statement: SQLite keeps a statement journal in memory (`temp_store`) of
+                // every page one statement changes, which for a whole chunk grew with the chunk.
+                let mark = try db.cachedStatement(sql: "UPDATE memo SET indexed = 1 WHERE localID IN (SELECT value FROM json_each(?))")
+                for start in stride(from: 0, to: chosen.count, by: Self.memosPerIndexingStatement) {
+                    let part = chosen[start..<min(start + Self.memosPerIndexingStatement, chosen.count)]
+                    try mark.execute(arguments: [Self.jsonArray(Array(part))])
+                }
                 return chosen.count
             }
         }
     }
+}
+
+extension MemoStore {
+    /// How many memos one statement of an indexing chunk marks indexed.
+    static let memosPerIndexingStatement = 25
 }
 
 // MARK: - Chunks bounded by bytes
