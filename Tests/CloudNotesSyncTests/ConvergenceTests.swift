@@ -1,8 +1,8 @@
-import CloudNotesStore
 import Foundation
 import CloudNotesTestSupport
 import Testing
 
+@testable import CloudNotesStore
 @testable import CloudNotesSync
 
 /// Random edits on several devices, synced in random orders: every device ends with the same memos and
@@ -32,6 +32,55 @@ struct ConvergenceTests {
     @Test("three devices, random inserts, creates and syncs, 12 seeds", arguments: 1...12, Steps.allCases)
     func devicesConverge(seed: UInt64, steps: Steps) async throws {
         try await converge(seed: seed, steps: steps)
+    }
+
+    @Test("three devices, random edits, deletes, undeletes and restores: the same memos and the same trash everywhere, no line lost",
+          arguments: 1...12)
+    func historyConverges(seed: UInt64) async throws {
+        var random = SplitMix64(seed: seed)
+        let remote = try newFolderRemote()
+        var devices = try (0..<3).map { _ in try Device(remote: remote) }
+        for device in devices { device.store.historyPolicy.versionPause = 0 }
+        var tokens: [String] = []
+        for step in 0..<50 {
+            let index = Int(random.next() % 3)
+            let live = try devices[index].memos().keys.sorted()
+            let pick = { (ids: [String]) -> String? in ids.isEmpty ? nil : ids[Int(random.next() % UInt64(ids.count))] }
+            switch random.next() % 7 {
+            case 0:
+                tokens.append("<t\(step)>")
+                try devices[index].create("<t\(step)>\n")
+            case 1, 2:
+                guard let id = pick(live) else { continue }
+                tokens.append("<t\(step)>")
+                try devices[index].update(id, try devices[index].memos()[id]! + "<t\(step)>\n")
+            case 3:
+                guard let id = pick(live) else { continue }
+                try devices[index].delete(id)
+            case 4:
+                guard let id = pick(try devices[index].trash().sorted()) else { continue }
+                try devices[index].undelete(id)
+            case 5:
+                guard let id = pick(live) else { continue }
+                let versions = try devices[index].store.versions(ofMemo: id, offset: 0, limit: 100).versions
+                guard let version = pick(versions.map { String($0.number) }) else { continue }
+                try devices[index].restore(id, version: Int64(version)!)
+            default:
+                try await devices[index].sync()
+            }
+        }
+        for _ in 0..<3 {
+            for device in devices { try await device.sync() }
+        }
+        let reference = try devices[0].memos()
+        for device in devices.dropFirst() {
+            #expect(try device.memos() == reference, "seed \(seed)")
+            #expect(try device.trash() == devices[0].trash(), "seed \(seed)")
+        }
+        let kept = try devices.flatMap { try $0.keptTexts() }.joined(separator: "\n")
+        for token in tokens {
+            #expect(kept.contains(token), "seed \(seed): \(token) is in no memo, trash or version")
+        }
     }
 
     private func converge(seed: UInt64, steps: Steps) async throws {

@@ -64,6 +64,29 @@ struct Device {
         _ = try store.delete(id: id, now: clock, filter: nil)
     }
 
+    mutating func undelete(_ id: String) throws {
+        clock += 1
+        _ = try store.undelete(id: id, now: clock, filter: nil)
+    }
+
+    /// Restores version `number` of memo `id`.
+    mutating func restore(_ id: String, version number: Int64) throws {
+        clock += 1
+        _ = try store.update([MemoStore.TextUpdate(id: id, baseVersion: nil, restoring: number)], now: clock, filter: nil)[0].get()
+    }
+
+    /// The ids of the memos in the trash.
+    func trash() throws -> Set<String> {
+        Set(try store.trash(offset: 0, limit: 10_000).memos.map(\.id))
+    }
+
+    /// Every text this device keeps: live memos', the trash's and every version's.
+    func keptTexts() throws -> [String] {
+        try store.writer.read { db in
+            try Data.fetchAll(db, sql: "SELECT text FROM memo UNION ALL SELECT text FROM memoVersion")
+        }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
     /// The conflicts this device lists as open: copy → memo (when each was noted differs between devices).
     func openConflicts() throws -> [String: String] {
         Dictionary(try store.openConflicts().map { ($0.copy, $0.memo) }, uniquingKeysWith: { first, _ in first })

@@ -38,7 +38,16 @@ extension MemoStore {
     func pack(_ memo: StoredMemo, rules: some RevisionRules, _ db: Database) throws -> String? {
         let head = try Self.head(of: memo.id, db)
         if let head, head.seq == memo.seq { return head.revision }
-        let headRevision = try head.flatMap { try Revision.fetch(id: $0.revision, db) }
+        var headRevision = try head.flatMap { try Revision.fetch(id: $0.revision, db) }
+        if memo.deleted, memo.trashedAt != nil, !memo.text.isEmpty,
+           headRevision.map({ $0.content.text.map { !$0.hasSameBytes(as: memo.text) } ?? false }) ?? true {
+            // Deleted here with a text no revision holds (written since the last sync, or never synced):
+            // the text goes first, then its delete, so that the memo is in every device's trash as it
+            // was deleted, and an undelete anywhere brings that text back.
+            var live = memo
+            live.deleted = false
+            headRevision = try Revision.fetch(id: pack(live, rules: rules, db) ?? "", db)
+        }
         let content = RevisionContent(
             text: memo.deleted ? nil : memo.text, createdAt: memo.createdAt, modifiedAt: memo.modifiedAt)
         let unchanged = headRevision.map { head in

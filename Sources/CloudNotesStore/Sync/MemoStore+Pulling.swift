@@ -276,7 +276,8 @@ extension MemoStore {
             let visible = !(memo.deleted && revision.content.deleted)
             cacheRemove(memo)
             if let text = revision.content.text {
-                if !memo.deleted, !memo.text.hasSameBytes(as: text) { try keepVersion(of: memo, replacedBy: author, now: now, db) }
+                // Kept also from the trash: a text deleted here may be in no revision.
+                if !memo.text.hasSameBytes(as: text) { try keepVersion(of: memo, replacedBy: author, now: now, db) }
                 if memo.deleted || !memo.text.hasSameBytes(as: text) { memo.author = author.stored }
                 memo.setText(text)
                 memo.deleted = false
