@@ -204,3 +204,63 @@ def test_a_delete_and_an_undelete_in_the_shell_reach_an_open_editor(servers, tmp
     assert [(row["origin"], row["title"]) for row in history(editor, memo["id"])] == [("edit", "Shared memo")]
     update(editor, memo["id"], "Edited in the editor again")
     assert [row["origin"] for row in history(editor, memo["id"])] == ["shell", "edit"]
+
+
+# -- a crash while pruning -----------------------------------------------------------------------------------
+
+def test_a_kill_during_pruning_loses_no_memo_and_no_version_the_policy_keeps(servers, tmp_root):
+    """10,000 memos, each with one version dated over the last 200 days; servers that prune them are killed
+    at random moments, and each time the store holds every memo and every version younger than 90 days."""
+    import random
+    import sqlite3
+    from cnsupport.session import make_entries, write_entries
+
+    count, day = 10_000, 86_400
+    now = int(time.time())
+    entries = make_entries(count, "aged")
+    for index, entry in enumerate(entries):
+        entry["last_modified"] = now - (index * 200 * day) // count
+    first = servers.session()
+    first.call("memo/import", {"path": str(write_entries(tmp_root / "aged.json", entries))}, timeout=300)
+    ids = [row["id"] for row in first.list_all()["rows"]]
+    for start in range(0, count, 500):  # each edit keeps the imported text as a version, dated by the import
+        pending = [first.send_request("memo/update", {"id": memo_id, "text": f"edited {memo_id}"})
+                   for memo_id in ids[start:start + 500]]
+        for request_id in pending:
+            assert "result" in first.wait_response(request_id)[1]
+    first.shutdown_and_exit()
+
+    def versions(db) -> dict[str, int]:
+        return dict(db.execute("SELECT m.id, v.savedAt FROM memoVersion v JOIN memo m ON m.localID = v.memo"))
+
+    # Every version younger than 90 days (with an hour's margin for the clock) is one the policy keeps.
+    required = {memo_id for memo_id, entry in zip(ids, entries) if entry["last_modified"] > now - 90 * day + 3600}
+
+    def check() -> dict[str, int]:
+        """The store is sound, holds every memo as edited and every version the policy keeps; its versions."""
+        db = sqlite3.connect(f"file:{servers.store}?mode=ro", uri=True)
+        try:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            texts = dict(db.execute("SELECT id, CAST(text AS TEXT) FROM memo WHERE deleted = 0"))
+            assert texts == {memo_id: f"edited {memo_id}" for memo_id in ids}, "a memo was lost or changed"
+            kept = versions(db)
+            assert required <= kept.keys(), f"{len(required - kept.keys())} versions the policy keeps are gone"
+            return kept
+        finally:
+            db.close()
+
+    assert len(check()) == count
+    rng = random.Random(66)
+    for _ in range(4):
+        server = servers.start(args=["--keep-history", "90"])
+        time.sleep(rng.uniform(0.02, 0.3))  # pruning these takes a good part of a second
+        server.kill()
+        check()
+    servers.session(args=["--keep-history", "90"])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        remaining = check()
+        if all(saved >= (now - 91 * day) * 1000 for saved in remaining.values()):
+            break
+        time.sleep(0.2)
+    assert all(saved >= (now - 91 * day) * 1000 for saved in remaining.values()), "the policy did not finish"
