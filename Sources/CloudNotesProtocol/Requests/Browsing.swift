@@ -40,19 +40,35 @@ public struct ListRequest: RequestType, Hashable {
 }
 
 /// A page of the list, under the filter in force, and the list's length.
-public struct ListResult: ResponseType, Hashable {
-    /// The number of rows in the whole (filtered) list.
+public typealias ListResult = RowsPage<MemoRow>
+
+/// A page of rows, and how many rows there are in all: the answer of `memo/list` and `trash/list`.
+public struct RowsPage<Row: NamedShape>: ResponseType, Hashable {
+    /// The number of rows in all: the whole (filtered) list, or the whole trash.
     public var total: Int
-    public var rows: [MemoRow]
-    public init(total: Int, rows: [MemoRow]) {
+    public var rows: [Row]
+
+    public init(total: Int, rows: [Row]) {
         self.total = total
         self.rows = rows
     }
-    public static let schema = Schema.object([
-        .required("total", .index, "Rows in the whole (filtered) list."),
-        .required("rows", .array(.reference("MemoRow"))),
-    ])
-    public static let example = ListResult(total: 1, rows: [.example])
+
+    public static var schema: Schema {
+        Schema.object([
+            .required("total", .index, "Rows in all: the whole (filtered) list, or the whole trash."),
+            .required("rows", .array(.reference(Row.shapeName))),
+        ])
+    }
+    public static var example: Self { Self(total: 1, rows: [.example]) }
+}
+
+/// A shape the description defines once, by name, for messages to refer to.
+public protocol NamedShape: Codable, Sendable, Hashable, SchemaDescribed {
+    static var shapeName: String { get }
+}
+
+extension MemoRow: NamedShape {
+    public static let shapeName = "MemoRow"
 }
 
 // MARK: - memo/search

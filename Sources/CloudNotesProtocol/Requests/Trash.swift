@@ -1,7 +1,9 @@
 // MARK: - The trash
 
 /// A memo in the trash: a row of `trash/list`.
-public struct TrashRow: Codable, Sendable, Hashable, SchemaDescribed {
+public struct TrashRow: NamedShape {
+    public static let shapeName = "TrashRow"
+
     public var id: MemoID
     public var title: String
     public var preview: String
@@ -59,21 +61,7 @@ public struct TrashListRequest: RequestType, Hashable {
 }
 
 /// A page of the trash, and how many memos it holds.
-public struct TrashListResult: ResponseType, Hashable {
-    public var total: Int
-    public var rows: [TrashRow]
-
-    public init(total: Int, rows: [TrashRow]) {
-        self.total = total
-        self.rows = rows
-    }
-
-    public static let schema = Schema.object([
-        .required("total", .index, "Memos in the trash."),
-        .required("rows", .array(.reference("TrashRow"))),
-    ])
-    public static let example = TrashListResult(total: 1, rows: [.example])
-}
+public typealias TrashListResult = RowsPage<TrashRow>
 
 // MARK: - memo/undelete
 
