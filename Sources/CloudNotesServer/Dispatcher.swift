@@ -25,6 +25,8 @@ actor Dispatcher {
     let handlers = HandlerTable.memoRequests
     let sync: SyncCoordinator
     let bulkWork: BulkWork
+    /// Started once the first memo is shown: a client's first screen does not wait for it.
+    let historyKeeper: HistoryKeeper
 
     var lifecycle = Lifecycle.waitingForInitialize
     var didStart = false
@@ -32,8 +34,9 @@ actor Dispatcher {
     var background: [RequestID: Task<Void, Never>] = [:]
 
     init(store: MemoStore, writer: MessageWriter, configuration: ServerConfiguration, cancellations: CancellationRegistry,
-         bulkWork: BulkWork, logger: Logger) {
+         bulkWork: BulkWork, historyKeeper: HistoryKeeper, logger: Logger) {
         self.store = store
+        self.historyKeeper = historyKeeper
         self.bulkWork = bulkWork
         self.writer = writer
         self.configuration = configuration
@@ -209,6 +212,7 @@ actor Dispatcher {
             writer.finishBatch()
             await sync.start()
             loadListOrder()
+            historyKeeper.start()
         default:
             // Unknown notifications are ignored, as in LSP; `$/cancelRequest` was handled on arrival.
             if method != CancelRequestNotification.method {

@@ -5,8 +5,9 @@ import Synchronization
 
 // MARK: - Keeping the history within its policy
 
-/// Applies the store's history policy (`HistoryPolicy`) while the server runs: at start, then every
-/// `interval`. Memos in the trash past their days are purged, and versions past the policy pruned.
+/// Applies the store's history policy (`HistoryPolicy`) while the server runs: once the first memo is
+/// shown (the dispatcher starts it), then every `interval`. Memos in the trash past their days are
+/// purged, and versions past the policy pruned.
 final class HistoryKeeper: Sendable {
     static let interval: Duration = .seconds(3600)
 

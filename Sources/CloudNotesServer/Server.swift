@@ -66,8 +66,8 @@ public struct ServerConfiguration: Sendable {
 /// C8. Checkpoints of the write-ahead log run on a connection and a queue of their own
 ///    (`LogCheckpointer`), beside requests: a commit waits for one only when the log has grown past
 ///    10,000 pages without a pause.
-/// C9. The history policy (the trash's days, the versions' pruning) is applied at start and every hour
-///    by `HistoryKeeper`, in transactions of a hundred memos that take turns at the write lock with the
+/// C9. The history policy (the trash's days, the versions' pruning) is applied once the first memo is
+///    shown, then every hour, by `HistoryKeeper`, in transactions of a hundred memos that take turns at the write lock with the
 ///    requests'; it changes nothing a list shows.
 /// The types enforce this: the mediator is an actor whose methods never suspend, the dispatcher is an
 /// actor awaited one message at a time, and everything shared across threads is `Sendable`.
@@ -90,12 +90,12 @@ public final class Server: Sendable {
         writer = MessageWriter(fileDescriptor: output)
         decoder = MessageDecoder(maxNestingDepth: configuration.limits.maxNestingDepth)
         let bulkWork = BulkWork()
-        dispatcher = Dispatcher(store: store, writer: writer, configuration: configuration, cancellations: cancellations,
-                                bulkWork: bulkWork, logger: logger)
-        indexer = BackgroundIndexer(store: store, bulkWork: bulkWork, logger: logger)
-        watcher = ExternalChangeWatcher(store: store, logger: logger)
         store.historyPolicy = configuration.history
         historyKeeper = HistoryKeeper(store: store, logger: logger)
+        dispatcher = Dispatcher(store: store, writer: writer, configuration: configuration, cancellations: cancellations,
+                                bulkWork: bulkWork, historyKeeper: historyKeeper, logger: logger)
+        indexer = BackgroundIndexer(store: store, bulkWork: bulkWork, logger: logger)
+        watcher = ExternalChangeWatcher(store: store, logger: logger)
         self.logger = logger
     }
 
@@ -133,7 +133,6 @@ public final class Server: Sendable {
         let watcher = watcher
         indexer.start()
         watcher.start { continuation.yield(.storeChangedElsewhere) }
-        historyKeeper.start()
         defer {
             indexer.stop()
             watcher.stop()

@@ -167,7 +167,7 @@ def test_emptying_the_trash_purges_texts_and_versions(editor):
     editor.check_mirror()
 
 
-# -- the policies, applied when the server starts -------------------------------------------------------
+# -- the policies, applied once a server has shown its first memo -------------------------------------------
 
 def test_the_trash_and_old_versions_are_purged_by_the_policy_at_start(servers):
     first = servers.session(args=EVERY_CHANGE)
@@ -252,7 +252,7 @@ def test_a_kill_during_pruning_loses_no_memo_and_no_version_the_policy_keeps(ser
     assert len(check()) == count
     rng = random.Random(66)
     for _ in range(4):
-        server = servers.start(args=["--keep-history", "90"])
+        server = servers.session(args=["--keep-history", "90"])  # the policy applies once the first memo is shown
         time.sleep(rng.uniform(0.02, 0.3))  # pruning these takes a good part of a second
         server.kill()
         check()

@@ -109,7 +109,7 @@ extension MemoStore {
         let policy = historyPolicy
         // Versions younger than this are all kept: a memo with none older has nothing to prune.
         let thinFrom = now - Int64(min(7, max(policy.keepHistoryDays, 0))) * HistoryPolicy.dayMilliseconds
-        let memos = try writer.read { db in
+        let memos = try serialized { db in
             try Int64.fetchAll(db, sql: "SELECT DISTINCT memo FROM memoVersion WHERE savedAt < ? ORDER BY memo", arguments: [thinFrom])
         }
         var removed = 0

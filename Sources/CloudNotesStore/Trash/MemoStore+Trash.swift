@@ -59,25 +59,30 @@ extension MemoStore {
     }
 
     /// Purges the memos deleted before `cutoff` (all of them when nil): their texts and versions go,
-    /// their tombstones stay for sync. A hundred memos per transaction; returns how many it purged.
+    /// their tombstones stay for sync. A hundred memos per transaction, and none when there is nothing to
+    /// purge; returns how many it purged.
     @discardableResult
     public func purgeTrash(deletedBefore cutoff: Int64?) throws -> Int {
+        let cutoff = cutoff ?? Int64.max
         var purged = 0
         while true {
-            let count = try write { db in
-                let localIDs = try Int64.fetchAll(db, sql: """
-                    SELECT localID FROM memo WHERE trashedAt IS NOT NULL AND trashedAt < ? LIMIT 100
-                    """, arguments: [cutoff ?? Int64.max])
-                for localID in localIDs {
-                    try db.cachedStatement(sql: """
-                        UPDATE memo SET text = X'', title = '', preview = '', trashedAt = NULL WHERE localID = ?
-                        """).execute(arguments: [localID])
-                    try db.cachedStatement(sql: "DELETE FROM memoVersion WHERE memo = ?").execute(arguments: [localID])
-                }
-                return localIDs.count
+            let localIDs = try serialized { db in
+                try Int64.fetchAll(db, sql: "SELECT localID FROM memo WHERE trashedAt < ? LIMIT 100", arguments: [cutoff])
             }
-            purged += count
-            if count < 100 { return purged }
+            guard !localIDs.isEmpty else { return purged }
+            purged += try write { db in
+                var count = 0
+                for localID in localIDs {
+                    // Still in the trash: another process may have brought it back meanwhile.
+                    try db.cachedStatement(sql: """
+                        UPDATE memo SET text = X'', title = '', preview = '', trashedAt = NULL WHERE localID = ? AND trashedAt < ?
+                        """).execute(arguments: [localID, cutoff])
+                    guard db.changesCount > 0 else { continue }
+                    try db.cachedStatement(sql: "DELETE FROM memoVersion WHERE memo = ?").execute(arguments: [localID])
+                    count += 1
+                }
+                return count
+            }
         }
     }
 
