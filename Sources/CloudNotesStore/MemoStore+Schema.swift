@@ -222,11 +222,12 @@ extension MemoStore {
                 """)
         }
         migrator.registerMigration("v10-index-hash-size") { db in
-            // FTS5 keeps a transaction's new index entries in memory until they pass `hashsize` (1 MB by
-            // default), then writes them as a segment and merges segments there, inside the statement
-            // under way, whose journal SQLite keeps in memory (`temp_store`) with every page the merge
-            // changes. The background indexer's chunks grow to 2 MB of text (`BackgroundIndexer`): their
-            // entries now stay in memory until the commit, which writes them as one segment.
+            // FTS5 keeps a transaction's new index entries in memory until they pass `hashsize` (FTS5's
+            // default is smaller than a grown chunk's), then writes them as a segment and merges segments
+            // there, inside the statement under way, whose journal SQLite keeps in memory (`temp_store`)
+            // with every page the merge changes. With this size a grown chunk of the background indexer
+            // (`BackgroundIndexer.chunkBytes`) keeps its entries in memory until the commit, which writes
+            // them as one segment.
             try db.execute(sql: "INSERT INTO memo_fts(memo_fts, rank) VALUES ('hashsize', 8388608)")
         }
         return migrator
