@@ -170,7 +170,7 @@ final class CheckpointWindow: @unchecked Sendable {
 
     init(of connection: DatabaseQueue, _ action: @escaping () throws -> Void) throws {
         var file: UnsafeMutableRawPointer?
-        try connection.writeWithoutTransaction { db in
+        connection.writeWithoutTransaction { db in
             _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_FILE_POINTER, &file)
         }
         self.file = try #require(file)
