@@ -143,7 +143,7 @@ extension MemoStore {
         let text: String
         if let number = update.restoring {
             text = try Self.version(localID: memo.storedLocalID, id: memo.id, number: number, db).text
-            author.kind = .restore
+            author = Author(kind: .restore, detail: author.detail)
         } else {
             text = try update.newText(memo.text)
         }

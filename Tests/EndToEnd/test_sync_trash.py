@@ -1,6 +1,7 @@
 """The trash and versions through sync, on a folder remote: a delete puts the memo in the trash on every
 device, also on one that joins later; an undelete anywhere brings it back everywhere; a delete never beats
-an edit it did not see; and a text that came from another device shows in `history` with that device."""
+an edit it did not see; and a text that came from another device shows in `history` with that device.
+The trash's round trip also runs on Apache's and nginx's WebDAV."""
 
 from __future__ import annotations
 
@@ -14,8 +15,17 @@ def device_of(store: Cli) -> str:
 
 
 def test_a_delete_reaches_every_trash_and_an_undelete_anywhere_brings_it_back_everywhere(two_stores, remote, tmp_root):
-    a, b = two_stores
-    memo_id = share_memo(a, b, folder_url(remote), "Shared list\nbread")
+    delete_and_undelete_apart(*two_stores, folder_url(remote), tmp_root)
+
+
+def test_the_trash_travels_through_webdav(two_stores, dav_url, tmp_root):
+    delete_and_undelete_apart(*two_stores, dav_url, tmp_root)
+
+
+def delete_and_undelete_apart(a: Cli, b: Cli, url: str, tmp_root) -> None:
+    """A deletes a memo A and B share; B and a store C that joins afterwards find it in their trash; B
+    undeletes it, and every store has it back with its text."""
+    memo_id = share_memo(a, b, url, "Shared list\nbread")
     a.rm(memo_id)
     settle([a, b])
     assert a.ids() == [] and b.ids() == []
@@ -23,7 +33,7 @@ def test_a_delete_reaches_every_trash_and_an_undelete_anywhere_brings_it_back_ev
     assert b.trash()[0]["title"] == "Shared list"
     # A device that joins now finds it in its trash too.
     c = make_store(tmp_root, "c")
-    c.sync(folder_url(remote))
+    c.sync(url)
     assert [row["id"] for row in c.trash()] == [memo_id]
     b.ok("undelete", memo_id)
     settle([a, b, c])

@@ -21,22 +21,22 @@ public struct Author: Sendable, Hashable {
         case restore
     }
 
-    public var kind: Kind
+    public let kind: Kind
     /// The session (one process's store) or the device: two sessions' texts are told apart.
-    public var detail: String
+    public let detail: String
+    /// As kept in the store, `kind:detail`: made once, since every keystroke compares and writes it.
+    public let stored: String
 
     public init(kind: Kind, detail: String) {
         self.kind = kind
         self.detail = detail
+        stored = "\(kind.rawValue):\(detail)"
     }
 
     /// A session of its own: a random token, new with each process.
     static func newSession(_ kind: Kind) -> Author {
         Author(kind: kind, detail: String(UInt64.random(in: 0...UInt64.max), radix: 16))
     }
-
-    /// As kept in the store: `kind:detail`.
-    public var stored: String { "\(kind.rawValue):\(detail)" }
 
     public init?(stored: String?) {
         guard let stored, let colon = stored.firstIndex(of: ":"),
