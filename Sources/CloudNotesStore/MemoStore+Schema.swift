@@ -230,6 +230,27 @@ extension MemoStore {
             // them as one segment.
             try db.execute(sql: "INSERT INTO memo_fts(memo_fts, rank) VALUES ('hashsize', 8388608)")
         }
+        migrator.registerMigration("v11-sync-format-2") { db in
+            // Sync format 2 (protocol/sync.md): history that every device has taken in is pruned, here and
+            // on the remote. Each revision stores its generation, so that a device without a revision's
+            // whole history still orders merge bases as the others do (older ones get it from their
+            // memo's history when first published again), and `cut` when its line said that parents of
+            // it were pruned. A revision read from another device notes the segment it came in, in the
+            // column `segment` (unused since v8; NULL in those rows). `syncHorizon` holds, per device, how
+            // many of its segments the other devices have taken in (`segments`), and how far this store
+            // has pruned the history they hold (`pruned`). `syncState.snapshot` is this device's latest
+            // snapshot on the remote, as its head names it (JSON), and `prunedSinceSnapshot` the bytes of
+            // text pruned from its own segments since.
+            try db.execute(sql: """
+                ALTER TABLE revision ADD COLUMN generation INTEGER;
+                ALTER TABLE revision ADD COLUMN cut BOOLEAN NOT NULL DEFAULT 0;
+                CREATE INDEX revision_source ON revision(device, segment) WHERE device IS NOT NULL;
+                CREATE TABLE syncHorizon (
+                    device TEXT PRIMARY KEY, segments INTEGER NOT NULL DEFAULT 0, pruned INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+                ALTER TABLE syncState ADD COLUMN snapshot TEXT;
+                ALTER TABLE syncState ADD COLUMN prunedSinceSnapshot INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

@@ -22,6 +22,10 @@ public struct SyncReport: Sendable, Hashable {
     public var publishedRevisions = 0
     /// Requests made to the remote.
     public var requests = 0
+    /// Revisions pruned from this store's sync history.
+    public var prunedRevisions = 0
+    /// Whether this device wrote a snapshot and removed what it stands for.
+    public var compacted = false
     public init() {}
 }
 
@@ -49,6 +53,9 @@ public struct SyncEngine: Sendable {
     /// commit each.
     var revisionsPerApplyPart = MemoStore.revisionsPerApplyPart
     var committingEveryApplyPart = false
+    /// How much text must have been pruned from this device's segments since its last snapshot before
+    /// it writes another (and at least half of what the snapshot would hold): tests make it 0.
+    var snapshotMinimumBytes: Int64 = 1 << 20
 
     public init(store: MemoStore, remote: any Remote, logger: Logger, now: @escaping @Sendable () -> Int64 = currentTime) {
         self.store = store
@@ -61,12 +68,17 @@ public struct SyncEngine: Sendable {
     @Sendable public static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Syncs once, and records when it ended and why it failed, if it did (a cancelled sync records nothing).
-    public func sync(progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws -> SyncReport {
+    ///
+    /// With `forgetting`, the sync also forgets that device on the remote (`cloudnotes sync
+    /// --forget-device`): every revision read from it is published again as this device's, every
+    /// device's head lists it as forgotten from then on, and its files are removed. Devices that join
+    /// later then never wait for a revision only it published.
+    public func sync(forgetting: String? = nil, progress: @escaping @Sendable (SyncProgress) -> Void = { _ in }) async throws -> SyncReport {
         let lock = try await SyncLock.acquire(for: store.path)
         defer { withExtendedLifetime(lock) {} }
         let requestsBefore = remote.requestCount
         do {
-            var report = try await run(progress: progress)
+            var report = try await run(forgetting: forgetting, progress: progress)
             report.requests = remote.requestCount - requestsBefore
             try store.recordSyncEnd(at: now(), error: nil)
             logger.info("sync done", metadata: [
@@ -87,24 +99,56 @@ public struct SyncEngine: Sendable {
         }
     }
 
-    private func run(progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> SyncReport {
+    private func run(forgetting: String?, progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> SyncReport {
         // Own head first: a remote that lost this device's history must be left as it was found.
-        let state = try await settleOwnHead(try store.syncState())
+        var (state, ownHead) = try await settleOwnHead(try store.syncState())
         try await checkMarker()
+        try await finishCompaction(state: state, head: ownHead)
         try Task.checkCancellation()
         progress(SyncProgress(message: "Looking for changes made here", percentage: nil))
         _ = try store.packLocalChanges(rules: rules)
         var report = SyncReport()
-        // A device whose files cannot be read stops only its own reading: the others are read, and
-        // this device's changes published, before the sync reports it.
+        // Every head first: any of them may say that a device is forgotten.
+        var heads: [(device: String, head: DeviceHead?)] = []
         var unreadable: [SyncError] = []
         for device in try await otherDevices(than: state.device) {
             do {
-                try await pull(device, into: &report, progress: progress)
+                heads.append((device, try await readHead(of: device)))
             } catch let error as SyncError where Self.concernsOneDevice(error) {
                 logger.warning("cannot read a device", metadata: ["device": "\(device)", "error": "\(error)"])
-                unreadable.append(error)
+                if device != forgetting { unreadable.append(error) }
             }
+        }
+        var forgotten = Set(ownHead?.forgotten ?? []).union(heads.flatMap { $0.head?.forgotten ?? [] })
+        if let forgetting { forgotten.insert(forgetting) }
+        var live: [String: DeviceHead] = [:]
+        for case let (device, head?) in heads where !forgotten.contains(device) { live[device] = head }
+        let horizons = Self.horizons(own: state.device, published: state.published, heads: live)
+        try store.setSyncHorizons(horizons)
+        // A device whose files cannot be read stops only its own reading: the others are read, and
+        // this device's changes published, before the sync reports it.
+        for (device, head) in heads {
+            if forgotten.contains(device) && device != forgetting {
+                // Its files outlived a forget cut short; its revisions were published again already.
+                try? await remote.removeFolder(RemoteLayout.devicePath(device))
+                continue
+            }
+            guard let head else { continue }
+            do {
+                try await pull(device, head: head, into: &report, progress: progress)
+            } catch let error as SyncError where Self.concernsOneDevice(error) {
+                logger.warning("cannot read a device", metadata: ["device": "\(device)", "error": "\(error)"])
+                if device != forgetting { unreadable.append(error) }
+            }
+        }
+        if forgotten.contains(state.device) {
+            // Another device forgot this one while it was away: what it published is gone or about to
+            // be, and the others no longer read it. It publishes everything again under a new id.
+            let device = Self.newDeviceID()
+            logger.notice("this device was forgotten on the remote; it publishes again under a new id",
+                          metadata: ["old": "\(state.device)", "new": "\(device)"])
+            try store.adoptNewDevice(device)
+            (state, ownHead) = (try store.syncState(), nil)
         }
         // Merges wait until every device is read: made from part of what another device published,
         // they differ from device to device, and the devices never stop merging each other's merges.
@@ -114,10 +158,20 @@ public struct SyncEngine: Sendable {
                                                  isCancelled: { Task.isCancelled })
         report.changed.formUnion(merged.changedMemos)
         report.conflicts += merged.conflicts
+        if let forgetting { _ = try store.takeOverRevisions(of: forgetting) }
         // Edits made while reading, and merges, go out in this same sync.
         _ = try store.packLocalChanges(rules: rules)
-        try await publish(into: &report, progress: progress)
+        let taken = try store.takenIn()
+        var head = try await publish(seen: (taken ?? ownHead?.seen ?? [:]).filter { !forgotten.contains($0.key) },
+                                     forgotten: forgotten, snapshot: ownHead?.snapshot, over: ownHead,
+                                     into: &report, progress: progress)
+        if let forgetting { try await remote.removeFolder(RemoteLayout.devicePath(forgetting)) }
         if let first = unreadable.first { throw first }
+        // Pruning needs every device's word on what it took in (an unreadable head stopped the sync
+        // above), and all that this one read taken in.
+        if let taken, forgetting == nil {
+            try await compact(heads: live, forgotten: forgotten, taken: taken, head: &head, into: &report)
+        }
         return report
     }
 
@@ -151,6 +205,13 @@ public struct SyncEngine: Sendable {
         guard marker.version <= RemoteMarker.current.version else {
             throw SyncError.corruptRemote("the remote is in format \(marker.version), written by a newer CloudNotes; upgrade cloudnotes")
         }
+        if marker.version < RemoteMarker.current.version {
+            // Format 2 reads format 1 files as they are. The marker moves on at once, so that a device
+            // still on a version that writes format 1 stops and says to upgrade, rather than misread
+            // the heads written from now on.
+            logger.notice("upgrading the remote's format", metadata: ["from": "\(marker.version)", "to": "\(RemoteMarker.current.version)"])
+            try await remote.write(RemoteLayout.markerPath, try RemoteLayout.encoder.encode(RemoteMarker.current) + Data("\n".utf8))
+        }
     }
 
     // MARK: This device's head
@@ -159,13 +220,17 @@ public struct SyncEngine: Sendable {
     /// the difference: a publication a crash cut short is recorded, another store publishing under
     /// this device's id makes this one take a new id, and a remote that lost this device's history
     /// stops the sync before anything is changed.
-    private func settleOwnHead(_ state: SyncState) async throws -> SyncState {
+    private func settleOwnHead(_ state: SyncState) async throws -> (SyncState, DeviceHead?) {
         guard let data = try await remote.read(RemoteLayout.headPath(state.device)) else {
-            guard state.published == 0 else { throw lostHistory(state) }
-            return state
+            guard state.published == 0 else {
+                guard try await isForgotten(state.device) else { throw lostHistory(state) }
+                // Its files were removed when another device forgot it; `run` gives it a new id.
+                return (state, DeviceHead(device: state.device, segments: 0, last: "", forgotten: [state.device]))
+            }
+            return (state, nil)
         }
         let head = try DeviceHead.decode(data, device: state.device)
-        if head.segments == state.published, head.last == state.publishedHash { return state }
+        if head.segments == state.published, head.last == state.publishedHash { return (state, head) }
         if head.segments < state.published { throw lostHistory(state) }
         if head.segments == state.published + 1,
            let recorded = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: revisionsPerSegment),
@@ -175,13 +240,13 @@ public struct SyncEngine: Sendable {
             guard try store.markPublished(number: recorded.number, hash: head.last, remote: state.remote) else {
                 throw Self.remoteChanged
             }
-            return try store.syncState()
+            return (try store.syncState(), head)
         }
         let device = Self.newDeviceID()
         logger.warning("another store publishes under this store's device id (was the store file copied?); taking a new one",
                        metadata: ["old": "\(state.device)", "new": "\(device)"])
         try store.adoptNewDevice(device)
-        return try store.syncState()
+        return (try store.syncState(), nil)
     }
 
     static let remoteChanged = SyncError.badRemote(
@@ -201,8 +266,14 @@ public struct SyncEngine: Sendable {
 
     // MARK: Reading other devices
 
-    private func otherDevices(than device: String) async throws -> [String] {
+    func otherDevices(than device: String) async throws -> [String] {
         try await remote.list(RemoteLayout.devicesPath).filter { RemoteLayout.isDeviceID($0) && $0 != device }.sorted()
+    }
+
+    /// The head of `device`, nil when it has none (it is publishing its first segment right now).
+    func readHead(of device: String) async throws -> DeviceHead? {
+        guard let data = try await remote.read(RemoteLayout.headPath(device)) else { return nil }
+        return try DeviceHead.decode(data, device: device)
     }
 
     /// Applies the segments of `device` this store has not applied yet, in order. Each is applied only
@@ -211,19 +282,26 @@ public struct SyncEngine: Sendable {
     /// A device whose history no longer continues what was read of it has published it anew (after
     /// its remote lost it): it is read again from its first segment; what was applied already is known
     /// by its revisions' ids and changes nothing.
-    private func pull(_ device: String, into report: inout SyncReport,
+    private func pull(_ device: String, head: DeviceHead, into report: inout SyncReport,
                       progress: @escaping @Sendable (SyncProgress) -> Void) async throws {
-        // A device listed without a head is publishing its first segment right now.
-        guard let data = try await remote.read(RemoteLayout.headPath(device)) else { return }
-        let head = try DeviceHead.decode(data, device: device)
         var position = try store.readPosition(of: device)
         if head.segments < position.applied || (head.segments == position.applied && head.last != position.lastHash) {
             position = try restartReading(device)
         }
         guard head.segments > position.applied else { return }
-        if try await !pull(device, head: head, from: position, into: &report, progress: progress) {
-            _ = try await pull(device, head: head, from: try restartReading(device), into: &report, progress: progress)
+        let start = try await startingPoint(of: device, head: head, from: position, into: &report)
+        if try await !pull(device, head: head, from: start, into: &report, progress: progress) {
+            let again = try await startingPoint(of: device, head: head, from: try restartReading(device), into: &report)
+            _ = try await pull(device, head: head, from: again, into: &report, progress: progress)
         }
+    }
+
+    /// Where reading `device` goes on from `position`: there, or, when its snapshot stands for segments
+    /// after it (removed, or about to be), after the snapshot, read first.
+    private func startingPoint(of device: String, head: DeviceHead, from position: ReadPosition,
+                               into report: inout SyncReport) async throws -> ReadPosition {
+        guard let snapshot = head.snapshot, position.applied < snapshot.covers else { return position }
+        return try await pullSnapshot(device, head: head, after: position, into: &report)
     }
 
     private func restartReading(_ device: String) throws -> ReadPosition {
@@ -236,6 +314,12 @@ public struct SyncEngine: Sendable {
     /// not continue what was read (the device published its history anew).
     private func pull(_ device: String, head: DeviceHead, from position: ReadPosition, into report: inout SyncReport,
                       progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> Bool {
+        if position.applied == head.segments {  // a snapshot that stands for every segment
+            guard position.lastHash == head.last else {
+                throw SyncError.corruptRemote("the snapshot of device \(device) does not match its head")
+            }
+            return true
+        }
         var waiting: (number: Int64, segment: DecodedSegment)?
         for number in (position.applied + 1)...head.segments {
             try Task.checkCancellation()
@@ -270,8 +354,16 @@ public struct SyncEngine: Sendable {
 
     // MARK: Publishing
 
-    private func publish(into report: inout SyncReport, progress: @escaping @Sendable (SyncProgress) -> Void) async throws {
+    /// Publishes this device's unpublished revisions, then a head that says what it has taken in of the
+    /// other devices (`seen`), which devices are forgotten, and its snapshot; returns the head.
+    ///
+    /// The heads written between segments repeat what `ownHead` said was taken in: revisions made here
+    /// before this sync read anything go out in those segments, and no head may say a revision was
+    /// taken in while a revision made without it is still to come (protocol/sync.md, "Pruning").
+    private func publish(seen: [String: Int64], forgotten: Set<String>, snapshot: SnapshotRef?, over ownHead: DeviceHead?,
+                         into report: inout SyncReport, progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> DeviceHead {
         let start = try store.syncState()
+        var written = ownHead
         let total = try store.unpublishedRevisionCount()
         while let segment = try store.segmentToPublish(maxBytes: Self.segmentBytes, maxRevisions: revisionsPerSegment) {
             try Task.checkCancellation()
@@ -284,8 +376,10 @@ public struct SyncEngine: Sendable {
             let bytes = try SegmentFile.encode(segment, device: state.device, previous: state.publishedHash)
             let hash = SyncRules.sha256(bytes)
             try await remote.write(RemoteLayout.segmentPath(state.device, segment.number), bytes)
-            let head = DeviceHead(device: state.device, segments: segment.number, last: hash)
+            let head = DeviceHead(device: state.device, segments: segment.number, last: hash, seen: ownHead?.seen ?? [:],
+                                  forgotten: forgotten, snapshot: snapshot)
             try await remote.write(RemoteLayout.headPath(state.device), try head.encoded())
+            written = head
             guard try store.markPublished(number: segment.number, hash: hash, remote: state.remote) else {
                 throw Self.remoteChanged
             }
@@ -293,5 +387,12 @@ public struct SyncEngine: Sendable {
             progress(SyncProgress(message: "Publishing: \(report.publishedRevisions) of \(max(total, report.publishedRevisions)) changes",
                                   percentage: min(100, report.publishedRevisions * 100 / max(total, 1))))
         }
+        let state = try store.syncState()
+        let head = DeviceHead(device: state.device, segments: state.published, last: state.publishedHash, seen: seen,
+                              forgotten: forgotten, snapshot: snapshot)
+        if head != written {
+            try await remote.write(RemoteLayout.headPath(state.device), try head.encoded())
+        }
+        return head
     }
 }

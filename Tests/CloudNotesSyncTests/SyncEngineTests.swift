@@ -300,21 +300,35 @@ struct StaleFileRemote: RemoteInFront {
 struct WaitingRevisionTests {
     @Test("a merge whose parent this device has not read yet waits for it, then applies")
     func mergeWaitsForItsParent() async throws {
-        let remote = try newFolderRemote()
-        var a = try Device(remote: remote), b = try Device(remote: remote)
-        let c = try Device(remote: remote)
-        let id = try await a.publish("1\n2\n3\n", to: b, c)
-        let headPath = RemoteLayout.headPath(try a.store.syncState().device)
-        let oldHead = try #require(try await remote.read(headPath))
+        let setup = try await MergeAheadOfItsParent()
+        try await setup.c.sync(through: setup.staleView)
+        #expect(try setup.c.memos() == [setup.id: "1\n2\nthree\n"], "b's own edit applies; the merge waits for a's")
+        try await setup.c.sync()
+        #expect(try setup.c.memos() == [setup.id: "one\n2\nthree\n"])
+    }
+}
+
+/// Devices a, b and c with a memo: a edits it, b edits it too and publishes its merge of both; c's view
+/// of the remote (`staleView`) still has a's head from before a's edit (a slow folder sync, a stale
+/// cache), so that c reads b's merge before a's edit, one of its parents.
+struct MergeAheadOfItsParent {
+    let remote: FolderRemote
+    var a: Device, b: Device, c: Device
+    let id: String
+    let staleView: StaleFileRemote
+
+    init() async throws {
+        remote = try newFolderRemote()
+        a = try Device(remote: remote)
+        b = try Device(remote: remote)
+        c = try Device(remote: remote)
+        id = try await a.publish("1\n2\n3\n", to: b, c)
+        let headPath = RemoteLayout.headPath(try a.id)
+        staleView = StaleFileRemote(inner: remote, path: headPath, staleBytes: try #require(try await remote.read(headPath)))
         try a.update(id, "one\n2\n3\n")
         try await a.sync()
         try b.update(id, "1\n2\nthree\n")
-        try await b.sync()  // b merges a's edit and publishes the merge, whose parents are a's and b's edits
-        // c reads b's merge while a's head still looks old to it (a slow folder sync, a stale cache).
-        try await c.sync(through: StaleFileRemote(inner: remote, path: headPath, staleBytes: oldHead))
-        #expect(try c.memos() == [id: "1\n2\nthree\n"], "b's own edit applies; the merge waits for a's")
-        try await c.sync()
-        #expect(try c.memos() == [id: "one\n2\nthree\n"])
+        try await b.sync()
     }
 }
 

@@ -17,6 +17,8 @@ struct Device {
     var revisionsPerApplyPart: Int?
     /// The most revisions this device publishes in one segment, when set.
     var revisionsPerSegment: Int?
+    /// How much pruned text makes this device write a snapshot, when set (0: whenever it may).
+    var snapshotMinimumBytes: Int64?
 
     init(remote: any Remote, path: String = Device.newStorePath()) throws {
         store = try MemoStore(path: path)
@@ -29,14 +31,17 @@ struct Device {
     }
 
     @discardableResult
-    func sync(through remote: (any Remote)? = nil) async throws -> SyncReport {
+    func sync(forgetting: String? = nil, through remote: (any Remote)? = nil) async throws -> SyncReport {
         var engine = SyncEngine(store: store, remote: remote ?? self.remote, logger: Logger(label: "test"), now: { 42 })
         if let revisionsPerApplyPart {
             engine.revisionsPerApplyPart = revisionsPerApplyPart
             engine.committingEveryApplyPart = true
         }
         if let revisionsPerSegment { engine.revisionsPerSegment = revisionsPerSegment }
-        return try await engine.sync()
+        if let snapshotMinimumBytes { engine.snapshotMinimumBytes = snapshotMinimumBytes }
+        var device: String?
+        if let forgetting { device = try await engine.deviceToForget(forgetting) }
+        return try await engine.sync(forgetting: device)
     }
 
     @discardableResult
@@ -97,6 +102,9 @@ struct Device {
         try #require(try store.writer.read { db in try Int64.fetchOne(db, sql: "SELECT localID FROM memo WHERE id = ?", arguments: [id]) })
     }
 
+    /// This device's id on its remotes.
+    var id: String { get throws { try store.syncState().device } }
+
     /// Every live memo: id → text.
     func memos() throws -> [String: String] {
         var all: [String: String] = [:]
@@ -149,6 +157,8 @@ extension RemoteInFront {
     func write(_ path: String, _ data: Data) async throws { try await inner.write(path, data) }
     func makeFolder(_ path: String) async throws { try await inner.makeFolder(path) }
     func list(_ path: String) async throws -> [String] { try await inner.list(path) }
+    func removeFolder(_ path: String) async throws { try await inner.removeFolder(path) }
+    func removeFile(_ path: String) async throws { try await inner.removeFile(path) }
 }
 
 /// A remote that fails on its `failAt`-th request (counting from 1), as a cut connection would, and
@@ -178,6 +188,8 @@ final class FaultyRemote: RemoteInFront {
     func write(_ path: String, _ data: Data) async throws { try await step { try await inner.write(path, data) } }
     func makeFolder(_ path: String) async throws { try await step { try await inner.makeFolder(path) } }
     func list(_ path: String) async throws -> [String] { try await step { try await inner.list(path) } }
+    func removeFolder(_ path: String) async throws { try await step { try await inner.removeFolder(path) } }
+    func removeFile(_ path: String) async throws { try await step { try await inner.removeFile(path) } }
 }
 
 /// A remote as one machine sees it while its synced folder has brought only part of it: one device's

@@ -1,8 +1,9 @@
 """Sync through a network that breaks: every fault of `FaultProxy` at every request of a sync, and SIGKILL.
 
 The scenario: devices A and B share a memo and both have unpublished changes (the shared memo edited on
-different lines on each, new memos on each; on A also a 100 KB memo, a delete of a memo B made, and a
-1 MB memo, so that A publishes three segments).  A has published nothing before: its sync makes its
+different lines on each, new memos on each; on A also a 100 KB memo, a delete of a memo B made (to the
+trash), an undelete of a memo B deleted, a restore of an earlier version of a memo, and a 1 MB memo, so
+that A publishes three segments).  A has published nothing before: its sync makes its
 folders (MKCOL on Apache) and publishes its first segments.  A syncs through a FaultProxy;
 the fault hits request k of A's sync (k = 1 .. the number of requests a clean sync makes, counted first).
 A's faulty sync fails (exit 1, one error line) or succeeds; then a clean sync of A succeeds, B syncs, A syncs
@@ -38,7 +39,7 @@ import pytest
 
 from cnsupport.cli import Cli, error_line
 from cnsupport.dav_servers import DavServer
-from cnsupport.fault_proxy import FAULTS, FaultProxy, hang_up
+from cnsupport.fault_proxy import FAULTS, FaultProxy, TriggerProxy, hang_up
 from cnsupport.remote import read_remote, remote_state
 from cnsupport.session import write_entries
 from cnsupport.store_file import copy_store, memos_of
@@ -92,9 +93,12 @@ def build_scenario(kind: str, server: DavServer) -> Scenario:
     # is its first publication (making its folders) and goes through every step of sync.md.
     shared = b.new(SHARED)
     old = b.new("Old on B\nwill be deleted on A")
+    trashed = b.new("In the trash\nbrought back on A")
+    b.rm(trashed)
     b.sync(url)
     a.sync(proxy.url)
     assert memos_of(a.store) == memos_of(b.store) and len(memos_of(a.store)) == 2
+    assert [row["id"] for row in a.trash()] == [trashed]
     # unpublished changes on both; A's fill three segments (at most 1 MiB of text in each; the 1 MB memo alone)
     a.edit(shared, SHARED_A)
     b.edit(shared, SHARED_B)
@@ -102,9 +106,14 @@ def build_scenario(kind: str, server: DavServer) -> Scenario:
     new_a = [a.new("New on A\nfirst"), a.new("New on A\nsecond, with ünïcödé ✓")]
     big = a.new(BIG)
     a.rm(old)
+    a.ok("undelete", trashed)
+    restored = a.new("Restored on A\nfirst")
+    a.edit(restored, "Restored on A\nsecond")
+    a.ok("restore", restored, "1")
     new_b = b.new("New on B\nonly one")
     expected = {shared: SHARED_MERGED, new_a[0]: "New on A\nfirst", new_a[1]: "New on A\nsecond, with ünïcödé ✓",
-                big: BIG, huge: HUGE, new_b: "New on B\nonly one"}
+                big: BIG, huge: HUGE, new_b: "New on B\nonly one", trashed: "In the trash\nbrought back on A",
+                restored: "Restored on A\nfirst"}
     devices = {a.status()["device"], b.status()["device"]}
     template_collection = root / "template" / "collection"
     shutil.copytree(server.path_of(url), template_collection)
@@ -191,29 +200,6 @@ def test_every_fault_at_every_request_of_a_sync(scenario, fault):
 # ---------------------------------------------------------------------------------------------------
 # SIGKILL at random moments
 # ---------------------------------------------------------------------------------------------------
-
-class TriggerProxy(FaultProxy):
-    """A FaultProxy that holds every request `delay` seconds (a slow network, so that a kill at a random
-    moment often lands between two requests), and calls `trigger()` when it receives request number
-    `trigger_at`, before forwarding it."""
-
-    def __init__(self, *args, delay: float = 0.0, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.delay = delay
-        self.trigger_at: int | None = None
-        self.trigger = None
-
-    def _admit(self, method: str, path: str) -> str | None:
-        fault = super()._admit(method, path)
-        with self._lock:
-            due = self.trigger is not None and len(self._requests) == self.trigger_at
-            trigger = self.trigger if due else None
-        if trigger is not None:
-            trigger()
-        if self.delay:
-            time.sleep(self.delay)
-        return fault
-
 
 SEED = int(os.environ.get("CLOUDNOTES_KILL_SEED", "20261121"))
 ROUNDS = 40

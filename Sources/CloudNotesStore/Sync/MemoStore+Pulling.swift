@@ -2,19 +2,28 @@ import GRDB
 
 // MARK: - Applying other devices' revisions
 
-/// A segment read from another device, checked by the reader (see protocol/sync.md).
+/// A segment read from another device, or a part of its snapshot, checked by the reader (see
+/// protocol/sync.md).
 public struct PulledSegment: Sendable {
     public var device: String
+    /// The segment's number; for a snapshot's part, the last segment the snapshot stands for.
     public var number: Int64
-    /// The SHA-256 of the segment's bytes: the next segment's `previous` must name it.
+    /// The SHA-256 of the segment's bytes (for a snapshot, of its last segment's): the next segment's
+    /// `previous` must name it.
     public var hash: String
     public var revisions: [Revision]
+    /// How many segments of the device must have been applied before this one.
+    public var follows: Int64
+    /// Whether applying it moves the read position to `number`: not for a snapshot's parts but the last.
+    public var advancing: Bool
 
-    public init(device: String, number: Int64, hash: String, revisions: [Revision]) {
+    public init(device: String, number: Int64, hash: String, revisions: [Revision], follows: Int64? = nil, advancing: Bool = true) {
         self.device = device
         self.number = number
         self.hash = hash
         self.revisions = revisions
+        self.follows = follows ?? number - 1
+        self.advancing = advancing
     }
 }
 
@@ -82,18 +91,20 @@ extension MemoStore {
             let applied = try write { db -> Bool in
                 let position = try Row.fetchOne(db, sql: "SELECT applied FROM remoteDevice WHERE device = ?",
                                                 arguments: [segment.device]).map { $0["applied"] as Int64 } ?? 0
-                guard position == segment.number - 1 else { return false }
+                guard position == segment.follows else { return false }
                 let adoptionsBefore = outcome.visibleAdoptions
                 repeat {
-                    try apply(part: parts[next], of: segment.device, rules: rules, now: now, outcome: &outcome, db)
+                    try apply(part: parts[next], of: segment, rules: rules, now: now, outcome: &outcome, db)
                     next += 1
                 } while next < parts.count && !committingEveryPart && writeTurns.askedFor <= 1
                 if next == parts.count {
                     for merge in segment.revisions where merge.parents.count == 2 {
                         try noteConflictMergedElsewhere(memo: merge.memo, parents: merge.parents, rules: rules, now: now, db)
                     }
-                    try db.execute(sql: "INSERT OR REPLACE INTO remoteDevice (device, applied, lastHash) VALUES (?, ?, ?)",
-                                   arguments: [segment.device, segment.number, segment.hash])
+                    if segment.advancing {
+                        try db.execute(sql: "INSERT OR REPLACE INTO remoteDevice (device, applied, lastHash) VALUES (?, ?, ?)",
+                                       arguments: [segment.device, segment.number, segment.hash])
+                    }
                 }
                 if outcome.visibleAdoptions > adoptionsBefore { try countVisibleChange(db) }
                 return true
@@ -104,12 +115,12 @@ extension MemoStore {
         return outcome
     }
 
-    /// Stores the revisions of one part (of `device`'s segment) and resolves their memos, short of merging.
-    private func apply(part: [Revision], of device: String, rules: some RevisionRules, now: Int64,
+    /// Stores the revisions of one part of `segment` and resolves their memos, short of merging.
+    private func apply(part: [Revision], of segment: PulledSegment, rules: some RevisionRules, now: Int64,
                        outcome: inout PullOutcome, _ db: Database) throws {
         var touched = Set<String>()
         var arrived = Set<String>()
-        for revision in part where try revision.insert(toPublish: false, from: device, db) {
+        for revision in part where try revision.insert(toPublish: false, from: segment.device, segment: segment.number, db) {
             touched.insert(revision.memo)
             arrived.insert(revision.id)
         }
@@ -189,22 +200,17 @@ extension MemoStore {
         // An import still adding this memo owns it until it finishes.
         if local?.importing == true { return }
         let head = try local.map { try pack($0, rules: rules, db) } ?? Self.head(of: id, db)?.revision
-        var parents: [String: [String]] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT id, parents FROM revision WHERE memo = ?"), arguments: [id]) {
-            let list: String = row["parents"]
-            parents[row["id"]] = list.isEmpty ? [] : list.split(separator: ",").map(String.init)
-        }
+        var graph = try RevisionGraph.load(memo: id, afterReading: merging, db)
         // Merges stored before a revision they merge: whether they kept a conflict copy could not be
         // told then.
-        for (merge, mergeParents) in parents
+        for (merge, mergeParents) in graph.parents
         where mergeParents.count == 2 && !arrived.contains(merge) && mergeParents.contains(where: arrived.contains) {
             try noteConflictMergedElsewhere(memo: id, parents: mergeParents, rules: rules, now: now, db)
         }
-        var graph = RevisionGraph(parents: parents)
         // The leaves are folded in id order, starting from none, not from the local head (itself a
         // leaf or behind one): devices that know the same revisions then make the same merges.
         var current: String?
-        for leaf in graph.leaves() {
+        for leaf in try merging ? RevisionGraph.leavesAfterReading(&graph, db) : graph.leaves() {
             guard let base = current, !graph.ancestry(of: base).contains(leaf) else {
                 if current == nil { current = leaf }
                 continue
@@ -218,12 +224,11 @@ extension MemoStore {
                 return
             }
             let merged = try merge(memo: id, base, leaf, graph: &graph, rules: rules, now: now, outcome: &outcome, db)
-            parents[merged] = [base, leaf].sorted()
-            graph = RevisionGraph(parents: parents)
+            graph.add(merged, parents: [base, leaf].sorted())
             current = merged
         }
         if current == nil { current = head }
-        let waiting = parents.keys.contains { !graph.isComplete($0) }
+        let waiting = graph.parents.keys.contains { !graph.isComplete($0) }
         try db.execute(sql: waiting ? "INSERT OR IGNORE INTO waitingMemo (memo) VALUES (?)" : "DELETE FROM waitingMemo WHERE memo = ?",
                        arguments: [id])
         guard let current, current != head, let revision = try Revision.fetch(id: current, db) else { return }
@@ -312,10 +317,11 @@ extension MemoStore {
     }
 
     /// Puts in the trash a memo first known here by its tombstone `revision`, with the text of the
-    /// revision it deleted, when that is known and not blank; else keeps only its history.
+    /// revision it deleted (through tombstones merged with each other: the latest text they deleted),
+    /// when that is known and not blank; else keeps only its history.
     private func trashNewlyKnown(_ revision: Revision, seq: Int64, _ db: Database) throws {
-        let deletedText = try revision.parents.lazy.compactMap { try Revision.fetch(id: $0, db)?.content.text }.first
-        guard let deletedText, !deletedText.isBlank else {
+        let deleted = try Self.textsDeleted(by: revision.parents, db).max { $0.content.modifiedAt < $1.content.modifiedAt }
+        guard let deleted, let deletedText = deleted.content.text, !deletedText.isBlank else {
             try Self.setHead(of: revision.memo, to: revision.id, seq: 0, db)
             return
         }
@@ -323,8 +329,20 @@ extension MemoStore {
                               modifiedAt: revision.content.modifiedAt, seq: seq)
         memo.deleted = true
         memo.trashedAt = revision.content.modifiedAt
-        memo.author = try Revision.author(of: revision.parents[0], parents: [], db).stored
+        memo.author = try Revision.author(of: deleted.id, parents: [], db).stored
         try memo.insert(db)
         try Self.setHead(of: memo.id, to: revision.id, seq: seq, db)
+    }
+
+    /// The live revisions nearest below `ids` (which may be tombstones), as far as they are stored.
+    static func textsDeleted(by ids: [String], _ db: Database) throws -> [Revision] {
+        var found: [Revision] = []
+        var seen = Set<String>()
+        var stack = ids
+        while let next = stack.popLast() {
+            guard seen.insert(next).inserted, let revision = try Revision.fetch(id: next, db) else { continue }
+            if revision.content.deleted { stack.append(contentsOf: revision.parents) } else { found.append(revision) }
+        }
+        return found
     }
 }

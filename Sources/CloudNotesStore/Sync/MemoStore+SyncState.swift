@@ -15,6 +15,10 @@ public struct SyncState: Sendable, Hashable {
     /// When the last sync finished (milliseconds since the epoch), and why it failed, if it did.
     public var lastSyncAt: Int64?
     public var lastError: String?
+    /// This device's latest snapshot on the remote, as its head names it (sync's JSON), if any.
+    public var snapshot: String?
+    /// Bytes of text pruned from this device's published revisions since its latest snapshot.
+    public var prunedSinceSnapshot: Int64
 }
 
 /// A conflict that sync kept both sides of: the memo, and the copy holding the other side's text.
@@ -37,22 +41,29 @@ extension MemoStore {
         }
         return SyncState(
             device: row["device"], remote: row["remote"], published: row["published"],
-            publishedHash: row["publishedHash"], lastSyncAt: row["lastSyncAt"], lastError: row["lastError"])
+            publishedHash: row["publishedHash"], lastSyncAt: row["lastSyncAt"], lastError: row["lastError"],
+            snapshot: row["snapshot"], prunedSinceSnapshot: row["prunedSinceSnapshot"])
     }
 
     /// Sets the remote. A different remote holds none of what this device published or read, so
     /// everything is published anew there and every device there is read from its start; with
-    /// `republish`, also on the same remote (after it lost what this device published).
+    /// `republish`, also on the same remote (after it lost what this device published), under a new
+    /// device id: what the other devices said they took in of the old one says nothing of the new.
     public func setRemote(_ remote: String?, republish: Bool = false) throws {
         try write { db in
             let current = try Self.syncState(db).remote
             guard republish || current != remote else { return }
             try db.execute(sql: """
-                UPDATE syncState SET remote = ?, published = 0, publishedHash = '', lastSyncAt = NULL, lastError = NULL;
+                UPDATE syncState SET remote = ?, published = 0, publishedHash = '', lastSyncAt = NULL, lastError = NULL,
+                    snapshot = NULL, prunedSinceSnapshot = 0;
                 DELETE FROM outgoingRevision;
                 INSERT INTO outgoingRevision (revision) SELECT localID FROM revision;
                 DELETE FROM remoteDevice;
+                DELETE FROM syncHorizon;
                 """, arguments: [remote])
+            if current == remote {
+                try db.execute(sql: "UPDATE syncState SET device = lower(hex(randomblob(16)))")
+            }
         }
     }
 
@@ -65,7 +76,7 @@ extension MemoStore {
         try write { db in
             try db.execute(sql: """
                 UPDATE outgoingRevision SET segment = NULL WHERE segment IS NOT NULL;
-                UPDATE syncState SET device = ?, published = 0, publishedHash = '';
+                UPDATE syncState SET device = ?, published = 0, publishedHash = '', snapshot = NULL, prunedSinceSnapshot = 0;
                 """, arguments: [device])
         }
     }

@@ -13,12 +13,21 @@ public struct Revision: Sendable, Hashable {
     /// Zero, one or two revision ids, sorted.
     public var parents: [String]
     public var content: RevisionContent
+    /// The length of the longest history from a root to this revision (a root's is 1), when known: it
+    /// orders merge bases (see `RevisionGraph.mergeBases`), also for a device that lacks the history.
+    public var generation: Int64?
+    /// Whether history before it was pruned: a parent this store lacks is gone, not on its way, and the
+    /// revision is complete without it (protocol/sync.md, "Pruning").
+    public var cut: Bool
 
-    public init(id: String, memo: String, parents: [String], content: RevisionContent) {
+    public init(id: String, memo: String, parents: [String], content: RevisionContent, generation: Int64? = nil,
+                cut: Bool = false) {
         self.id = id
         self.memo = memo
         self.parents = parents.sorted()
         self.content = content
+        self.generation = generation
+        self.cut = cut
     }
 }
 
@@ -78,7 +87,7 @@ public struct ConflictCopy: Sendable, Hashable {
 
 extension Revision {
     /// The columns of table `revision` that make a revision (not where it was published).
-    static let columns = "id, memo, parents, deleted, text, createdAt, modifiedAt"
+    static let columns = "id, memo, parents, deleted, text, createdAt, modifiedAt, generation, cut"
 
     init(row: Row) {
         let parents: String = row["parents"]
@@ -89,20 +98,28 @@ extension Revision {
             parents: parents.isEmpty ? [] : parents.split(separator: ",").map(String.init),
             content: RevisionContent(
                 text: text.map { String(storedUTF8: $0) },
-                createdAt: row["createdAt"], modifiedAt: row["modifiedAt"]))
+                createdAt: row["createdAt"], modifiedAt: row["modifiedAt"]),
+            generation: row["generation"], cut: row["cut"])
     }
 
     /// Inserts the revision unless it is known; returns whether it was new. A new revision made here
     /// (`toPublish`) waits in `outgoingRevision` for a segment; one read from the remote does not, and
-    /// notes the device it came from (`from`), for the version its text may become.
+    /// notes the device it came from (`from`), for the version its text may become, and the segment
+    /// (`segment`), for when every device has taken it in.
+    ///
+    /// Its generation is the one given, else one more than its parents' when theirs are stored (a root's
+    /// is 1), else found later (`MemoStore.fillGenerations`).
     @discardableResult
-    func insert(toPublish: Bool, from device: String? = nil, _ db: Database) throws -> Bool {
+    func insert(toPublish: Bool, from device: String? = nil, segment: Int64? = nil, _ db: Database) throws -> Bool {
+        let generation = try generation ?? (parents.isEmpty ? 1 : Int64.fetchOne(db.cachedStatement(sql: """
+            SELECT CASE WHEN count(generation) = ? THEN max(generation) + 1 END FROM revision WHERE id IN (?, ?)
+            """), arguments: [parents.count, parents.first, parents.last]))
         try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt, device)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT OR IGNORE INTO revision (id, memo, parents, deleted, text, createdAt, modifiedAt, device, generation, cut, segment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 id, memo, parents.joined(separator: ","), content.deleted, content.text.map { Data($0.utf8) },
-                content.createdAt, content.modifiedAt, device,
+                content.createdAt, content.modifiedAt, device, generation, cut, segment,
             ])
         guard db.changesCount > 0 else { return false }
         if toPublish {

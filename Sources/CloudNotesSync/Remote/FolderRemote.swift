@@ -74,6 +74,21 @@ public final class FolderRemote: Remote {
         }
     }
 
+    public func removeFile(_ path: String) async throws {
+        counted()
+        guard unlink(full(path)) == 0 || errno == ENOENT else { throw failure("cannot remove \(full(path))") }
+    }
+
+    public func removeFolder(_ path: String) async throws {
+        counted()
+        guard FileManager.default.fileExists(atPath: full(path)) else { return }
+        do {
+            try FileManager.default.removeItem(atPath: full(path))
+        } catch {
+            throw SyncError.unreachable("cannot remove \(full(path)): \(error.localizedDescription)")
+        }
+    }
+
     public func list(_ path: String) async throws -> [String] {
         counted()
         guard FileManager.default.fileExists(atPath: full(path)) else { return [] }

@@ -6,7 +6,7 @@ import Foundation
 /// to the remote's root and use `/`.
 ///
 /// Sync needs no locking, no conditional writes and no rename from a remote: each path has one writer
-/// (see protocol/sync.md).
+/// (see protocol/sync.md). A device removes only its own files, and those of a device forgotten.
 public protocol Remote: Sendable {
     /// The remote's URL as shown to the user (never with credentials).
     var displayURL: String { get }
@@ -19,6 +19,10 @@ public protocol Remote: Sendable {
     func makeFolder(_ path: String) async throws
     /// The names in the folder; empty when there is no such folder.
     func list(_ path: String) async throws -> [String]
+    /// Removes the folder with everything in it; nothing when there is no such folder.
+    func removeFolder(_ path: String) async throws
+    /// Removes the file; nothing when there is no such file.
+    func removeFile(_ path: String) async throws
     /// How many requests this remote has made (for the cost of a sync).
     var requestCount: Int { get }
 }

@@ -67,6 +67,17 @@ public final class WebDAVRemote: Remote {
         }
     }
 
+    public func removeFile(_ path: String) async throws {
+        let (status, _) = try await send(.DELETE, path)
+        guard (200...299).contains(status.code) || status == .notFound else { throw failure(.DELETE, path, status) }
+    }
+
+    public func removeFolder(_ path: String) async throws {
+        // A collection is removed with its members (RFC 4918, 9.6.1); its URL ends in a slash.
+        let (status, _) = try await send(.DELETE, path + "/")
+        guard (200...299).contains(status.code) || status == .notFound else { throw failure(.DELETE, path, status) }
+    }
+
     // MARK: Requests
 
     private func send(_ method: HTTPMethod, _ path: String, body: Data? = nil,

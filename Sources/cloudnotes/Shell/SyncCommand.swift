@@ -28,6 +28,11 @@ struct Sync: ShellCommand {
     @Flag(name: .long, help: "Tell the remote, the last sync, what waits to be published and any conflict; do not sync.")
     var status = false
 
+    @Option(name: .customLong("forget-device"), help: ArgumentHelp(
+        "Sync, then forget a retired device on the remote: this device publishes what it published, and removes its files.",
+        valueName: "id"))
+    var forgetDevice: String?
+
     @Flag(name: .long, help: "Print the result (or the status) as JSON.")
     var json = false
 
@@ -46,8 +51,12 @@ struct Sync: ShellCommand {
         let quiet = Logger(label: "cloudnotes.sync", factory: { _ in SwiftLogNoOpLogHandler() })
         let engine = try service.engine(for: session.store, logger: quiet)
         let bar = ProgressBar(label: "Syncing", terminal: session.terminal)
+        let forgetting: String?
+        if let forgetDevice { forgetting = try await engine.deviceToForget(forgetDevice) } else { forgetting = nil }
         let task = Task {
-            try await engine.sync { step in bar.update(done: step.percentage ?? 0, total: 100, detail: step.message) }
+            try await engine.sync(forgetting: forgetting) { step in
+                bar.update(done: step.percentage ?? 0, total: 100, detail: step.message)
+            }
         }
         let interruption = Interruption()
         let watcher = Task {
@@ -68,6 +77,9 @@ struct Sync: ShellCommand {
             \(report.publishedRevisions) change\(report.publishedRevisions == 1 ? "" : "s") published\
             \(report.conflicts > 0 ? ", \(report.conflicts) conflict\(report.conflicts == 1 ? "" : "s") kept as copies" : "").
             """)
+        if let forgetting {
+            session.terminal.note("Forgot device \(forgetting): devices that join no longer wait for it. If it syncs again, it publishes under a new id.")
+        }
         try showConflicts(status, in: session)
     }
 

@@ -9,6 +9,7 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 import traceback
 import urllib.parse
 from dataclasses import dataclass
@@ -443,3 +444,26 @@ class _ProxyHandler(AnyMethodHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(text)
+
+
+class TriggerProxy(FaultProxy):
+    """A FaultProxy that holds every request `delay` seconds (a slow network, so that a kill at a random
+    moment often lands between two requests), and calls `trigger()` when it receives request number
+    `trigger_at`, before forwarding it."""
+
+    def __init__(self, *args, delay: float = 0.0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.delay = delay
+        self.trigger_at: int | None = None
+        self.trigger = None
+
+    def _admit(self, method: str, path: str) -> str | None:
+        fault = super()._admit(method, path)
+        with self._lock:
+            due = self.trigger is not None and len(self._requests) == self.trigger_at
+            trigger = self.trigger if due else None
+        if trigger is not None:
+            trigger()
+        if self.delay:
+            time.sleep(self.delay)
+        return fault
