@@ -27,10 +27,11 @@ take turns starting a server on it, as `bench/run` times start-up: from the proc
 `initialize` response and to the first `detail/didShow` (20 starts a round, after 2 unrecorded ones),
 each from a copy of its binary written just before.
 
-With --first-sync N the first binary publishes the benchmark's N memos to a folder remote once (through
-the shell: `cloudnotes import`, `cloudnotes sync`); then each binary in turn serves a fresh store and
-syncs it with that remote (`sync/configure`, which starts a sync, then `sync/now`): the time until
-`sync/now` is answered, and what the server wrote for storage meanwhile.
+With --first-sync N each binary publishes the benchmark's N memos to a folder remote of its own once
+(through the shell: `cloudnotes import`, `cloudnotes sync`; binaries may write different sync formats);
+then each binary in turn serves a fresh store and syncs it with its remote (`sync/configure`, which
+starts a sync, then `sync/now`): the time until `sync/now` is answered, and what the server wrote for
+storage meanwhile.
 
 With --reads N the first binary imports the benchmark's N memos into a store once and waits for their
 indexing; then the binaries take turns serving it: `memo/list` of the first page, `memo/select` of the

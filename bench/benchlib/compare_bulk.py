@@ -76,28 +76,35 @@ def startups(binaries: dict, folder: str, args) -> None:
     print_latencies(to_show)
 
 
-def published_remote(binaries: dict, folder: str, count: int) -> str:
-    """A folder remote holding the benchmark's `count` memos, published once by the first binary through
-    the shell (`cloudnotes import`, `cloudnotes sync`)."""
+def published_remote(binary: str, folder: str, count: int) -> str:
+    """A folder remote holding the benchmark's `count` memos, published by `binary` through the shell
+    (`cloudnotes import`, `cloudnotes sync`), in `folder`."""
+    os.mkdir(folder)
     data, remote, publisher = (os.path.join(folder, name) for name in ("memos.json", "remote", "publisher.sqlite"))
     write_benchmark_memos(count, data)
     os.mkdir(remote)
     shell = {"env": {**os.environ, "HOME": folder}, "check": True, "capture_output": True}
-    first = binaries[list(binaries)[0]]
-    subprocess.run([first, "import", data, "--store", publisher], **shell)
-    subprocess.run([first, "sync", "--store", publisher, "--remote", "file://" + remote], **shell)
+    subprocess.run([binary, "import", data, "--store", publisher], **shell)
+    subprocess.run([binary, "sync", "--store", publisher, "--remote", "file://" + remote], **shell)
     return remote
+
+
+def published_remotes(binaries: dict, folder: str, count: int) -> dict[str, str]:
+    """A remote for each binary (by name), published by it: a binary may write a sync format that
+    another cannot read."""
+    return {name: published_remote(binary, os.path.join(folder, f"remote-{index}"), count)
+            for index, (name, binary) in enumerate(binaries.items())}
 
 
 def first_sync(binaries: dict, folder: str, args) -> None:
     names = list(binaries)
-    remote = published_remote(binaries, folder, args.sync_count)
+    remotes = published_remotes(binaries, folder, args.sync_count)
     results = {name: [] for name in binaries}
     for name, store in fresh_stores(binaries, folder, args.rounds, "sync"):
         d = start_initialized([binaries[name], "serve", "--store", store, "--sync-delay", "3600"], name)
         before = written_bytes(d.proc.pid)
         started = time.perf_counter()
-        d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
+        d.call("sync/configure", {"remote": "file://" + remotes[name], "intervalSeconds": 0})
         d.call("sync/now", {})
         elapsed = time.perf_counter() - started
         written = bytes_between(before, written_bytes(d.proc.pid))

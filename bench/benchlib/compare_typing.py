@@ -8,7 +8,7 @@ import os
 import time
 
 from .compare_base import fresh_stores, new_memo, print_latencies, update_line, write_benchmark_memos
-from .compare_bulk import published_remote
+from .compare_bulk import published_remotes
 from .driver import NOTIFICATION_PREFIX, perf_ns, start_initialized
 
 def typing_while_indexing(binaries: dict, folder: str, args) -> None:
@@ -94,11 +94,11 @@ def typing_while_importing(binaries: dict, folder: str, args) -> None:
 
 
 def typing_while_syncing(binaries: dict, folder: str, args) -> None:
-    remote = published_remote(binaries, folder, args.syncing_count)
+    remotes = published_remotes(binaries, folder, args.syncing_count)
     pause = 0.1
 
     def begin(d):
-        d.call("sync/configure", {"remote": "file://" + remote, "intervalSeconds": 0})
+        d.call("sync/configure", {"remote": "file://" + remotes[d.label], "intervalSeconds": 0})
         sync_id, line = d.request("sync/now", {})
         d.write(line)
         return sync_id, "sync/now"
