@@ -5,6 +5,8 @@ import PackageDescription
 //   cloudnotes → CloudNotesServer → CloudNotesTransport → CloudNotesProtocol → CloudNotesJSON → CloudNotesBytes
 //                                 → CloudNotesTransfer → CloudNotesMediator → CloudNotesStore
 //                                 → CloudNotesSync → CloudNotesStore
+//   cloudnotes-mcp → CloudNotesMCP → MCP (the SDK), CloudNotesServer, CloudNotesTransport, CloudNotesMediator
+//   cloudnotes, cloudnotes-mcp → CloudNotesCommandLine (the options they share)
 // The protocol types know no I/O, the store knows no JSON-RPC, the mediator knows no pipes.
 
 // The products that several targets depend on.
@@ -16,6 +18,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "cloudnotes", targets: ["cloudnotes"]),
+        .executable(name: "cloudnotes-mcp", targets: ["cloudnotes-mcp"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -24,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
     ],
     targets: [
         // In C, for the processor's vector instructions: the search for the bytes a JSON string must
@@ -94,6 +98,22 @@ let package = Package(
                 logging,
             ]
         ),
+        // `cloudnotes mcp`: the store's memos as tools and resources for assistants, over the official
+        // MCP SDK; the wire vetted with the transport's own checks before the SDK sees a message.
+        .target(
+            name: "CloudNotesMCP",
+            dependencies: [
+                "CloudNotesJSON",
+                "CloudNotesProtocol",
+                "CloudNotesTransport",
+                "CloudNotesMediator",
+                "CloudNotesStore",
+                // For the watcher of other processes' changes, which `serve` runs too.
+                "CloudNotesServer",
+                .product(name: "MCP", package: "swift-sdk"),
+                logging,
+            ]
+        ),
         // The language-server-style session: lifecycle, dispatch, cancellation, progress.
         .target(
             name: "CloudNotesServer",
@@ -107,10 +127,21 @@ let package = Package(
                 logging,
             ]
         ),
+        // The options and set-up the executables share: the store, the logs, the history policy, stdout
+        // kept for protocol messages.
+        .target(
+            name: "CloudNotesCommandLine",
+            dependencies: [
+                "CloudNotesStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                logging,
+            ]
+        ),
         .executableTarget(
             name: "cloudnotes",
             dependencies: [
                 "CShims",
+                "CloudNotesCommandLine",
                 "CloudNotesProtocol",
                 "CloudNotesMediator",
                 "CloudNotesTransfer",
@@ -125,6 +156,16 @@ let package = Package(
                 // the dynamic loader reads a small table at start-up instead of a large one that otherwise
                 // stays in the server's resident memory (measured by bench/run's peak RSS).
                 .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux], configuration: .release)),
+            ]
+        ),
+        // `cloudnotes mcp`'s server, a binary of its own: the MCP SDK links libcurl, whose loading would
+        // slow every start of `cloudnotes` (bench/FINDINGS.md).
+        .executableTarget(
+            name: "cloudnotes-mcp",
+            dependencies: [
+                "CloudNotesCommandLine",
+                "CloudNotesMCP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The message-path fuzzer (libFuzzer with -DFUZZING; otherwise it replays corpus files).
@@ -163,6 +204,9 @@ let package = Package(
                 // To make the store fail on purpose (a temporary trigger).
                 grdb,
             ]),
+        .testTarget(
+            name: "CloudNotesMCPTests",
+            dependencies: ["CloudNotesMCP", "CloudNotesProtocol", .product(name: "MCP", package: "swift-sdk")]),
         .testTarget(
             name: "CloudNotesServerTests",
             dependencies: [

@@ -29,4 +29,13 @@ extension SplitViewMediator {
                 data: ["param": .string(param), "candidates": .array(candidates.map(JSONValue.string))])
         }
     }
+
+    /// The live memo `id` as the presenter shows it, read without selecting it.
+    public func memo(_ id: MemoID) throws(ResponseError) -> Memo {
+        try translatingErrors {
+            try catchUp()
+            guard let stored = try store.memo(id: id.description) else { throw ResponseError.memoNotFound(id) }
+            return presenter.memo(stored)
+        }
+    }
 }

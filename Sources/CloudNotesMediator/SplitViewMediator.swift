@@ -15,6 +15,10 @@ public actor SplitViewMediator {
     let presenter: MemoPresenter
     let limits: InitializeResult.Limits
     let clock: @Sendable () -> Int64
+    /// Whether rule S5 applies: false for a client with no detail pane (`cloudnotes mcp`), whose
+    /// selection follows other processes' memos, and must never discard a blank one a person is
+    /// about to type into in their editor.
+    let discardsBlankSelection: Bool
 
     /// The list's search filter; nil shows every memo.
     var filter: SearchFilter?
@@ -35,12 +39,14 @@ public actor SplitViewMediator {
 
     public init(
         store: MemoStore, sink: any NotificationSink, presenter: MemoPresenter, limits: InitializeResult.Limits,
+        discardsBlankSelection: Bool = true,
         clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
     ) {
         self.store = store
         self.sink = sink
         self.presenter = presenter
         self.limits = limits
+        self.discardsBlankSelection = discardsBlankSelection
         self.clock = clock
     }
 
@@ -61,14 +67,7 @@ public actor SplitViewMediator {
     // MARK: - Browsing
 
     public func list(_ request: ListRequest) throws(ResponseError) -> ListResult {
-        let (offset, limit) = try pageBounds(offset: request.offset, limit: request.limit)
-        return try translatingErrors {
-            try catchUp()
-            return try readingHeard {
-                ListResult(total: try store.count(filter: filter),
-                           rows: try store.page(filter: filter, offset: offset, limit: limit).map(presenter.row))
-            }
-        }
+        try page(under: filter, offset: request.offset, limit: request.limit)
     }
 
     public func search(_ request: SearchRequest) throws(ResponseError) -> SearchResult {
@@ -84,6 +83,25 @@ public actor SplitViewMediator {
             return try readingHeard {
                 SearchResult(query: request.query, total: try store.count(filter: filter),
                              rows: try store.page(filter: filter, offset: 0, limit: limit).map(presenter.row))
+            }
+        }
+    }
+
+    /// A page of the memos that hold `query`, for a client with no list pane (`cloudnotes mcp`): the
+    /// list's own filter stays as it is, and the panes hear of nothing but other processes' changes.
+    public func find(query: String, offset: Int?, limit: Int?) throws(ResponseError) -> ListResult {
+        try page(under: SearchFilter(query), offset: offset, limit: limit)
+    }
+
+    /// A page of the memos under `pageFilter` (the list's own, or a search of its own), after the
+    /// other processes' changes.
+    private func page(under pageFilter: SearchFilter?, offset: Int?, limit: Int?) throws(ResponseError) -> ListResult {
+        let (offset, limit) = try pageBounds(offset: offset, limit: limit)
+        return try translatingErrors {
+            try catchUp()
+            return try readingHeard {
+                ListResult(total: try store.count(filter: pageFilter),
+                           rows: try store.page(filter: pageFilter, offset: offset, limit: limit).map(presenter.row))
             }
         }
     }
@@ -250,7 +268,7 @@ public actor SplitViewMediator {
     /// Rule S5: a selected memo left blank is discarded when the selection moves away from it.
     func discardBlankSelection() throws {
         // A read-only store keeps its blank memos: refusing the discard must not pin the selection.
-        guard selectionMayBeBlank, !store.isReadOnly, let selectedID,
+        guard discardsBlankSelection, selectionMayBeBlank, !store.isReadOnly, let selectedID,
               let change = try store.delete(id: selectedID, now: clock(), filter: filter, onlyIfBlank: true)
         else { return }
         self.selectedID = nil

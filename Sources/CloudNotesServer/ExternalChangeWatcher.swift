@@ -10,32 +10,32 @@ import Synchronization
 ///
 /// At most one report waits at a time: the split view reads the store's latest state when it catches
 /// up, so changes that pile up meanwhile need no report of their own.
-final class ExternalChangeWatcher: Sendable {
+public final class ExternalChangeWatcher: Sendable {
     /// How often the store is asked; a change reaches the client well within a second.
-    static let interval: Duration = .milliseconds(250)
+    public static let interval: Duration = .milliseconds(250)
 
     private let store: MemoStore
     private let logger: Logger
     private let reportWaiting = Atomic(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(store: MemoStore, logger: Logger) {
+    public init(store: MemoStore, logger: Logger) {
         self.store = store
         self.logger = logger
     }
 
     /// Starts watching; `report` is called once per batch of changes, until `didHandleReport()`.
-    func start(report: @escaping @Sendable () -> Void) {
+    public func start(report: @escaping @Sendable () -> Void) {
         let newTask = Task.detached(priority: .utility) { [self] in await run(report: report) }
         task.withLock { $0 = newTask }
     }
 
-    func stop() {
+    public func stop() {
         task.withLock { $0?.cancel() }
     }
 
     /// The split view is about to catch up: changes from now on are reported again.
-    func didHandleReport() {
+    public func didHandleReport() {
         reportWaiting.store(false, ordering: .releasing)
     }
 

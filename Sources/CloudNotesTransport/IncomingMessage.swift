@@ -19,6 +19,19 @@ public enum IncomingMessage: Sendable {
     case ignored
 }
 
+/// A message whose envelope passed JSON-RPC's checks, its params left as JSON text: for a server whose
+/// methods another library decodes (`cloudnotes mcp`, over the MCP SDK).
+public enum CheckedMessage: Sendable {
+    /// A request, and the message's JSON text as it came.
+    case request(id: RequestID, method: String, params: Data?, message: Data)
+    /// A notification, and the message's JSON text as it came.
+    case notification(method: String, params: Data?, message: Data)
+    /// A message that is not a valid request or notification: answer `error`, with `id` if one could be read.
+    case invalid(id: RequestID?, error: ResponseError)
+    /// Nothing to answer (a blank line).
+    case ignored
+}
+
 /// A message as its envelope tells it, its params still JSON text.
 enum RawMessage {
     case request(id: RequestID, method: String, params: CheckedParams?)
@@ -62,6 +75,32 @@ public struct MessageDecoder: Sendable {
             return decode(line)
         case .body(let body):
             return decode(body, blankIsIgnored: false)
+        }
+    }
+
+    /// Checks one message's framing, UTF-8, syntax and envelope as `decode` does, without decoding its
+    /// params: another library decodes them.
+    public func check(_ frame: Frame) -> CheckedMessage {
+        let message: Data
+        let raw: RawMessage
+        switch frame {
+        case .line(let line):
+            (message, raw) = (line, classify(line))
+        case .body(let body):
+            (message, raw) = (body, classify(body, blankIsIgnored: false))
+        case .oversized, .malformed:
+            guard case .invalid(let id, let error) = decode(frame) else { return .ignored }
+            return .invalid(id: id, error: error)
+        }
+        switch raw {
+        case .request(let id, let method, let params):
+            return .request(id: id, method: method, params: params?.json, message: message)
+        case .notification(let method, let params):
+            return .notification(method: method, params: params?.json, message: message)
+        case .invalid(let id, let error):
+            return .invalid(id: id, error: error)
+        case .ignored:
+            return .ignored
         }
     }
 

@@ -73,14 +73,25 @@ public final class MessageWriter: Sendable {
 
     // MARK: - Writing
 
+    /// Writes a message another library encoded (the MCP SDK's), framed as every other message.
+    public func sendEncoded(_ message: some Collection<UInt8>) {
+        write(encoded: Array(message))
+    }
+
     /// Encodes and writes one message; a message that cannot be encoded becomes an internal error.
     func write(_ message: some Encodable) {
-        var data: [UInt8]
+        let data: [UInt8]
         do {
             data = try encoder.encode(message)
         } catch {
             data = Array(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error: a reply could not be encoded"}}"#.utf8)
         }
+        write(encoded: data)
+    }
+
+    /// Frames and writes one encoded message, or adds it to the batch.
+    private func write(encoded message: [UInt8]) {
+        var data = message
         if usesContentLength.load(ordering: .relaxed) {
             data.insert(contentsOf: "Content-Length: \(data.count)\r\n\r\n".utf8, at: 0)
         } else {

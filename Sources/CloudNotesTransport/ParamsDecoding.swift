@@ -48,7 +48,7 @@ extension NotificationType {
 
 extension ResponseError {
     /// An invalid-params error that names the param (`text`, `memos[3]`) and says what is wrong with it.
-    static func invalidParams(from error: DecodingError) -> ResponseError {
+    public static func invalidParams(from error: DecodingError) -> ResponseError {
         func path(_ codingPath: [any CodingKey]) -> String? {
             var parts: [String] = []
             for key in codingPath {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudNotesCommandLine
 import CloudNotesMediator
 import CloudNotesProtocol
 import CloudNotesServer
@@ -18,7 +19,7 @@ struct CloudNotesCommand: AsyncParsableCommand {
         version: ProtocolRegistry.serverVersion,
         subcommands: [
             Serve.self, List.self, Search.self, Show.self, New.self, Edit.self, Remove.self, History.self, Restore.self,
-            Trash.self, Undelete.self, Share.self, Import.self, Export.self, Sync.self, ProtocolSchema.self,
+            Trash.self, Undelete.self, Share.self, Import.self, Export.self, Sync.self, MCPCommand.self, ProtocolSchema.self,
         ],
         defaultSubcommand: Serve.self)
 
@@ -40,80 +41,6 @@ struct CloudNotesCommand: AsyncParsableCommand {
         await main(nil)
     }
 }
-
-/// Options every subcommand that opens the store shares.
-struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The store file (default: $CLOUDNOTES_STORE, else $XDG_DATA_HOME/cloudnotes/notes.sqlite).",
-        valueName: "path"), completion: .file())
-    var store: String?
-
-    @Option(name: .long, help: ArgumentHelp(
-        "committed: a change is acknowledged once committed to the write-ahead log (survives a killed process); synced: also after fsync (survives a power cut, slower).",
-        valueName: "mode"))
-    var durability: MemoStore.Durability = .committed
-
-    /// The store path from the flag, the environment or the XDG default, in that order.
-    var storePath: String { Self.storeLocation(flag: store).path }
-
-    /// The store path, and whether the user named it (with `--store` or `CLOUDNOTES_STORE`) rather
-    /// than taking the default.
-    var storeLocation: (path: String, named: Bool) { Self.storeLocation(flag: store) }
-
-    static func storePath(flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        storeLocation(flag: flag, environment: environment).path
-    }
-
-    static func storeLocation(flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment)
-        -> (path: String, named: Bool)
-    {
-        if let flag { return (flag, true) }
-        if let store = environment["CLOUDNOTES_STORE"], !store.isEmpty { return (store, true) }
-        return (XDG.home("XDG_DATA_HOME", default: ".local/share", environment) + "/cloudnotes/notes.sqlite", false)
-    }
-}
-
-/// Where the server's logs go; the shell commands write their few words to stderr themselves.
-struct LogOptions: ParsableArguments {
-    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error or critical.")
-    var logLevel: Logger.Level = .info
-
-    @Option(name: .long, help: ArgumentHelp("Append logs to this file instead of stderr.", valueName: "path"), completion: .file())
-    var logFile: String?
-}
-
-/// What of the history the store keeps: when a text becomes a version, and how long versions and the trash last.
-struct HistoryOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "A text that rested this long is kept as a version when it is next changed.", valueName: "seconds"))
-    var versionPause: Int = 300
-
-    @Option(name: .long, help: ArgumentHelp(
-        "Days a deleted memo stays in the trash before it is purged with its versions.", valueName: "days"))
-    var trashDays: Int = 30
-
-    @Option(name: .long, help: ArgumentHelp(
-        "Days versions are kept: all from the last 7 days, then one a day for 30 days, then one a week.",
-        valueName: "days"))
-    var keepHistory: Int = 90
-
-    func validate() throws {
-        guard versionPause >= 0 else { throw ValidationError("--version-pause must be 0 or more") }
-        guard trashDays >= 0 else { throw ValidationError("--trash-days must be 0 or more") }
-        guard keepHistory >= 0 else { throw ValidationError("--keep-history must be 0 or more") }
-    }
-
-    var policy: HistoryPolicy {
-        var policy = HistoryPolicy()
-        policy.versionPause = Int64(versionPause) * 1000
-        policy.trashDays = trashDays
-        policy.keepHistoryDays = keepHistory
-        return policy
-    }
-}
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}
-extension MemoStore.Durability: ExpressibleByArgument {}
 
 // MARK: - serve
 
@@ -168,29 +95,10 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // Only protocol messages may reach stdout: keep the real stdout for the server, and point
-        // file descriptor 1 at stderr so that a stray print from anywhere cannot corrupt the stream.
-        let protocolOutput = dup(STDOUT_FILENO)
-        dup2(STDERR_FILENO, STDOUT_FILENO)
-        // A client that goes away makes writes fail (EPIPE), which the server handles; not a signal that kills it.
-        signal(SIGPIPE, SIG_IGN)
-
+        let protocolOutput = StdioServing.reserveStandardOutput()
         MemoPresenter.loadFormattingDataInBackground()
         let logger = LogSetup.bootstrap(level: logging.logLevel, file: logging.logFile)
-        let store: MemoStore
-        do {
-            store = try MemoStore(path: options.storePath, durability: options.durability)
-        } catch {
-            logger.critical("cannot open the store: \(error)")
-            throw ExitCode(2)
-        }
-        logger.info("serving \(options.storePath)")
-        for problem in MemoStore.privacyProblems(ofStoreAt: options.storePath) {
-            logger.warning("\(problem)")
-        }
-        if store.isReadOnly {
-            logger.warning("the store is read-only: memos can be read, and every change will be refused")
-        }
+        let store = try StdioServing.openStore(options, logger: logger)
         if let clientProcessId {
             ParentWatcher.exitWhenGone(clientProcessId) {
                 logger.notice("the client process \(clientProcessId) is gone: exiting")

@@ -32,12 +32,12 @@ struct Fixture {
     let clock = TestClock()
 
     /// A mediator on `path`, a store file that other stores (other processes) may share; in memory without.
-    init(locale: String = "en_US", path: String? = nil) throws {
+    init(locale: String = "en_US", path: String? = nil, discardsBlankSelection: Bool = true) throws {
         store = try path.map { try MemoStore(path: $0) } ?? MemoStore()
         let clock = self.clock
         mediator = SplitViewMediator(
             store: store, sink: sink, presenter: MemoPresenter(locale: Locale(identifier: locale), timeZone: .gmt),
-            limits: ServerLimits.standard,
+            limits: ServerLimits.standard, discardsBlankSelection: discardsBlankSelection,
             clock: { clock.tick() })
     }
 

@@ -3,7 +3,7 @@
 /// Where a version's text came from: an editor's session, the shell, an import, another device (through
 /// sync), a merge, a restore, or `unknown` (written before versions were kept).
 public enum VersionOrigin: String, Codable, Sendable, CaseIterable {
-    case edit, shell, `import`, device, merge, restore, unknown
+    case edit, shell, `import`, device, merge, restore, assistant, unknown
 }
 
 /// One kept version of a memo, without its text: a row of `memo/history`.

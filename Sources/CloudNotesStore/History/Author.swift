@@ -19,6 +19,8 @@ public struct Author: Sendable, Hashable {
         case merge
         /// A restore of an earlier version.
         case restore
+        /// An assistant, through `cloudnotes mcp`.
+        case assistant
     }
 
     public let kind: Kind

@@ -88,7 +88,7 @@ extension MemoStore {
     /// A blank text, or the same text as the newest version (a restore undone), is not kept again.
     func keepVersion(of memo: StoredMemo, replacedBy author: Author, now: Int64, _ db: Database) throws {
         let pause = history.withLock { $0.policy.versionPause }
-        if memo.author == author.stored, author.kind == .edit || author.kind == .shell, now - memo.modifiedAt < pause { return }
+        if memo.author == author.stored, [.edit, .shell, .assistant].contains(author.kind), now - memo.modifiedAt < pause { return }
         guard let localID = memo.localID, !memo.text.isBlank else { return }
         let text = Data(memo.text.utf8)
         let newest = try Row.fetchOne(db.cachedStatement(sql: """

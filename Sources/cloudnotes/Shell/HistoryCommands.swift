@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudNotesCommandLine
 import CloudNotesProtocol
 import CloudNotesStore
 import Foundation

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudNotesCommandLine
 import CloudNotesStore
 import Foundation
 

@@ -1,16 +1,5 @@
+import CloudNotesCommandLine
 import Foundation
-
-// MARK: - Where the user's files go
-
-/// The XDG base directories (freedesktop.org): `$XDG_…_HOME`, else its default under `$HOME`.
-enum XDG {
-    static func home(_ variable: String, default relative: String,
-                     _ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let value = environment[variable] ?? ""
-        // The specification ignores relative paths.
-        return value.hasPrefix("/") ? value : (environment["HOME"] ?? NSHomeDirectory()) + "/" + relative
-    }
-}
 
 // MARK: - The permissions warning, once
 

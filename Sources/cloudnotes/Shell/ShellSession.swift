@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudNotesCommandLine
 import CloudNotesMediator
 import CloudNotesProtocol
 import CloudNotesStore

@@ -5,9 +5,9 @@ import Synchronization
 // MARK: - Logging
 
 /// Where the process's logs go (never stdout, which carries only protocol messages).
-enum LogSetup {
+public enum LogSetup {
     /// Sends every log to stderr or to `file`, never to stdout, and returns the root logger.
-    static func bootstrap(level: Logger.Level, file: String?) -> Logger {
+    public static func bootstrap(level: Logger.Level, file: String?) -> Logger {
         let output: FileHandle
         if let file, let handle = FileHandle(forWritingAtPath: file) ?? create(file) {
             _ = try? handle.seekToEnd()
