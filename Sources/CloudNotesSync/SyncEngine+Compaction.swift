@@ -9,26 +9,30 @@ extension SyncEngine {
     /// says (a device whose files have not reached this one's view of the remote yet says nothing), and
     /// at least what its snapshot stands for.
     static func horizons(own: String, published: Int64, heads: [String: DeviceHead]) -> [String: Int64] {
-        var horizons: [String: Int64] = [:]
-        for device in Array(heads.keys) + [own] {
-            let segments = heads[device]?.segments ?? published
-            let word = heads.filter { $0.key != device }.map { $0.value.seen?[device] ?? 0 }.min() ?? 0
-            horizons[device] = min(max(word, heads[device]?.snapshot?.covers ?? 0), segments)
+        takenIn(own: own, published: published, heads: heads) { device, segments, words in
+            min(max(words.min() ?? 0, heads[device]?.snapshot?.covers ?? 0), segments)
         }
-        return horizons
     }
 
     /// For each device, this one's too, how many of its segments every device with a head took in,
     /// this one included (`taken`): what pruning may go up to.
     static func stable(own: String, published: Int64, heads: [String: DeviceHead], taken: [String: Int64]) -> [String: Int64] {
-        var stable: [String: Int64] = [:]
-        for device in Array(heads.keys) + [own] {
-            let segments = heads[device]?.segments ?? published
-            var words = heads.filter { $0.key != device }.map { $0.value.seen?[device] ?? 0 }
-            if device != own { words.append(taken[device] ?? 0) }
-            stable[device] = min(words.min() ?? segments, segments)
+        takenIn(own: own, published: published, heads: heads) { device, segments, words in
+            let all = device == own ? words : words + [taken[device] ?? 0]
+            return min(all.min() ?? segments, segments)
         }
-        return stable
+    }
+
+    /// For each device, this one's too: `count` of its number of segments and of what each other
+    /// device's head says it took in of them.
+    private static func takenIn(own: String, published: Int64, heads: [String: DeviceHead],
+                                count: (_ device: String, _ segments: Int64, _ words: [Int64]) -> Int64) -> [String: Int64] {
+        var counts: [String: Int64] = [:]
+        for device in Set(heads.keys).union([own]) {
+            let words = heads.filter { $0.key != device }.map { $0.value.seen?[device] ?? 0 }
+            counts[device] = count(device, heads[device]?.segments ?? published, words)
+        }
+        return counts
     }
 
     /// Prunes the history every device has taken in, here; then, when what this device's segments hold

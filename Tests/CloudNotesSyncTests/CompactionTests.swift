@@ -97,6 +97,25 @@ struct CompactionTests {
         #expect(after.snapshot != nil, "once it took everything in, a compacts")
     }
 
+    @Test("nothing is pruned while a device this store has read has no head in its view of the remote")
+    func noPruningWhileAHeadIsMissing() async throws {
+        var turns = try await EditedInTurns(rounds: 2)
+        // A synced folder that has not brought b's head yet (or lost it for a while).
+        let head = turns.remote.root + "/" + RemoteLayout.headPath(try turns.b.id)
+        try FileManager.default.moveItem(atPath: head, toPath: head + ".away")
+        let before = try Self.revisionCount(turns.a)
+        for round in 1...4 {
+            try turns.a.update(turns.id, try turns.a.memos()[turns.id]! + "alone \(round)\n")
+            try await turns.a.sync()
+        }
+        #expect(try Self.revisionCount(turns.a) == before + 4, "a kept every revision while b's head was missing")
+        try FileManager.default.moveItem(atPath: head + ".away", toPath: head)
+        try await turns.b.sync()
+        try await turns.a.sync()
+        #expect(try Self.revisionCount(turns.a) < before + 4, "with b's head back, a prunes what both took in")
+        #expect(try turns.b.memos() == turns.a.memos())
+    }
+
     @Test("forgetting a device that will not come back lets the others compact")
     func forgettingReleasesCompaction() async throws {
         let remote = try newFolderRemote()

@@ -333,3 +333,32 @@ def test_a_reader_follows_a_device_that_republished_its_history(devices):
     assert result.code != 0 or b.texts()[first] == "First\nv2, after the remote was emptied", (
         "B's sync succeeded but B silently missed A's edit: it compares only segment counts, not A's head hash "
         f"with the one it recorded; B holds {b.texts()}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# A collection that is not there yet
+# ---------------------------------------------------------------------------------------------------
+
+def test_a_missing_collection_is_made_when_the_one_above_it_exists(devices):
+    server, url, a, b = devices
+    new_url = url + "notes made by the first sync/"
+    assert not server.path_of(new_url).exists()
+    memo = a.new("Made remotely\nby the first sync")
+    assert a.sync(new_url)["published"] == 1
+    assert server.path_of(new_url).is_dir()
+    b.sync(new_url)
+    assert b.texts() == {memo: "Made remotely\nby the first sync"}
+
+
+def test_a_collection_whose_parent_is_missing_is_refused_with_what_to_do(apache_dav, two_stores):
+    """Apache's MKCOL answers 409 when the collection above is missing too. (nginx, with
+    `create_full_put_path`, makes every folder a PUT needs: there the same URL simply works.)"""
+    a, _ = two_stores
+    url = apache_dav.new_collection() + "missing/deeper/"
+    a.new("Not published\nanywhere yet")
+    run = a.fails("sync", "--remote", url)
+    assert url in run.err and "does not exist" in run.err and "create it" in run.err, run.err
+    assert "409" not in run.err, run.err
+    assert not apache_dav.path_of(url).parent.exists()
+    status = json.loads(a.ok("sync", "--status", "--json").out)
+    assert status["pendingChanges"] == 1, status

@@ -70,7 +70,7 @@ extension MemoStore {
             WHERE localID IN (SELECT revision FROM outgoingRevision WHERE segment = ?) ORDER BY localID
             """),
                          arguments: [number]).map(Revision.init(row:))
-        try fillGenerations(&revisions, db)
+        try completeGenerationsAndCuts(&revisions, db)
         return revisions
     }
 
@@ -78,7 +78,7 @@ extension MemoStore {
     /// memo's history, and stores it; marks `cut` those whose missing parents were pruned (published
     /// again, after `--republish` or a forget, or in a snapshot). A segment is written the same on every
     /// retry.
-    static func fillGenerations(_ revisions: inout [Revision], _ db: Database) throws {
+    static func completeGenerationsAndCuts(_ revisions: inout [Revision], _ db: Database) throws {
         var graphs: [String: RevisionGraph] = [:]
         for index in revisions.indices {
             let memo = revisions[index].memo

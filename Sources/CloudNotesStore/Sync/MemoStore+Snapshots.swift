@@ -19,7 +19,7 @@ extension MemoStore {
                 WHERE localID IN (SELECT revision FROM outgoingRevision WHERE segment <= ? AND revision > ? AND revision <= ?)
                 ORDER BY localID
                 """, arguments: [covers, after, last]).map(Revision.init(row:))
-            try Self.fillGenerations(&revisions, db)
+            try Self.completeGenerationsAndCuts(&revisions, db)
             return (revisions, last)
         }
     }

@@ -108,7 +108,7 @@ extension Revision {
     /// (`segment`), for when every device has taken it in.
     ///
     /// Its generation is the one given, else one more than its parents' when theirs are stored (a root's
-    /// is 1), else found later (`MemoStore.fillGenerations`).
+    /// is 1), else found later (`MemoStore.completeGenerationsAndCuts`).
     @discardableResult
     func insert(toPublish: Bool, from device: String? = nil, segment: Int64? = nil, _ db: Database) throws -> Bool {
         let generation = try generation ?? (parents.isEmpty ? 1 : Int64.fetchOne(db.cachedStatement(sql: """

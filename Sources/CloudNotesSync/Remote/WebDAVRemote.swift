@@ -45,16 +45,38 @@ public final class WebDAVRemote: Remote {
         guard (200...299).contains(status.code) else { throw failure(.PUT, path, status) }
     }
 
+    /// Makes the folder `path` and the folders above it, and the remote's own collection when it is
+    /// missing (a first sync to a new URL).
     public func makeFolder(_ path: String) async throws {
+        guard !path.isEmpty else { return try await makeCollection() }  // a file at the top had nowhere to go
         var made = ""
         for component in path.split(separator: "/") {
             made += (made.isEmpty ? "" : "/") + component
-            let (status, _) = try await send(.MKCOL, made + "/")
-            // 405: it exists already (301 when a server redirects to the slash form).
-            guard status == .created || status == .methodNotAllowed || status == .movedPermanently else {
-                throw failure(.MKCOL, made, status)
+            var (status, _) = try await send(.MKCOL, made + "/")
+            if status == .conflict, !made.contains("/") {
+                try await makeCollection()
+                (status, _) = try await send(.MKCOL, made + "/")
             }
+            guard Self.exists(after: status) else { throw failure(.MKCOL, made, status) }
         }
+    }
+
+    /// Makes the remote's own collection, when the one above it exists: MKCOL answers 409 when it does
+    /// not (RFC 4918, 9.3.1), and then the user must make it, or fix the URL.
+    private func makeCollection() async throws {
+        let (status, _) = try await send(.MKCOL, "")
+        if Self.exists(after: status) { return }
+        guard status == .conflict else { throw failure(.MKCOL, displayURL, status) }
+        throw SyncError.unreachable("""
+            the WebDAV collection \(displayURL) does not exist, and neither does the one above it: create it \
+            (in the server's web interface, for instance), or correct the URL, then sync again
+            """)
+    }
+
+    /// Whether a folder is there after MKCOL answered `status`: made, or there already (405, or 301
+    /// when a server redirects to the slash form).
+    private static func exists(after status: HTTPResponseStatus) -> Bool {
+        status == .created || status == .methodNotAllowed || status == .movedPermanently
     }
 
     public func list(_ path: String) async throws -> [String] {
