@@ -6,9 +6,9 @@ import Foundation
 
 /// `cloudnotes mcp`: the store for AI assistants, served by `cloudnotes-mcp`, which this runs in its place.
 ///
-/// The MCP SDK links Foundation's networking, and with it libcurl and its libraries, whose loading adds
-/// about 10 ms to every start of a process (bench/FINDINGS.md); in a binary of its own, only `mcp`
-/// pays it, not every editor's `serve` and every shell command.
+/// The MCP SDK links Foundation's networking, and with it libcurl and its libraries, whose loading
+/// slows every start of a process (bench/FINDINGS.md); in a binary of its own, only `mcp` pays for it,
+/// not every editor's `serve` and every shell command.
 struct MCPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mcp", abstract: MCPOptions.abstract, discussion: MCPOptions.discussion)
