@@ -33,6 +33,10 @@ then each binary in turn serves a fresh store and syncs it with its remote (`syn
 starts a sync, then `sync/now`): the time until `sync/now` is answered, and what the server wrote for
 storage meanwhile.
 
+With --encryption N each binary in turn syncs the benchmark's N memos with a plain folder remote and an
+encrypted one: a store's first sync pushing them, a fresh store's first sync pulling them, and one-edit
+syncs through the server; the encrypted figures as ratios to the plain ones of the same rounds.
+
 With --reads N the first binary imports the benchmark's N memos into a store once and waits for their
 indexing; then the binaries take turns serving it: `memo/list` of the first page, `memo/select` of the
 100 KB memos and of 1 KB ones, each request timed one at a time (with --callgrind: counted).
@@ -55,7 +59,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import compare_bulk, compare_requests, compare_typing  # noqa: E402
+from benchlib import compare_bulk, compare_encryption, compare_requests, compare_typing  # noqa: E402
 from benchlib.data import generate_memos, memo_text  # noqa: E402
 from benchlib.driver import BenchError  # noqa: E402
 
@@ -71,6 +75,8 @@ MODES = (
     ("--typing-while-syncing", "syncing_count",
      "time keystrokes during a fresh store's first sync with a remote of N memos", compare_typing.typing_while_syncing),
     ("--reads", "reads_count", "time list pages and selects on a store of N imported memos", compare_requests.reads),
+    ("--encryption", "encryption_count", "time syncs of N memos with a plain and an encrypted remote",
+     compare_encryption.encryption_cost),
 )
 
 

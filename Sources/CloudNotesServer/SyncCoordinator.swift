@@ -47,6 +47,9 @@ actor SyncCoordinator {
     /// during a long sync must not cancel it.
     private var pendingWait: Task<Void, Never>?
     private var periodic: Task<Void, Never>?
+    /// The passphrase `sync/configure` gave, held in memory until a sync has made or opened the remote's
+    /// key with it (the store keeps the key), or found it wrong, or the remote changes.
+    private var passphrase: Passphrase?
 
     init(store: MemoStore, writer: MessageWriter, settings: SyncSettings,
          bulkWork: BulkWork, logger: Logger, environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -64,6 +67,12 @@ actor SyncCoordinator {
 
     func configure(_ request: SyncConfigureRequest) async throws(ResponseError) -> SyncStatus {
         var normalized: String?
+        if let text = request.passphrase, Passphrase(text) == nil {
+            throw .invalidParams(param: "passphrase", "an empty passphrase would protect nothing")
+        }
+        if request.passphrase != nil || request.encrypt == true, request.remote == nil {
+            throw .invalidParams(param: "remote", "an encrypted remote needs a remote")
+        }
         if let remote = request.remote {
             guard store.path != nil else { throw .storeUnavailable("a store in memory cannot sync") }
             do {
@@ -77,10 +86,12 @@ actor SyncCoordinator {
         }
         if let seconds = request.intervalSeconds { interval = .seconds(seconds) }
         do {
-            try store.setRemote(normalized, republish: request.republish ?? false)
+            try store.setRemote(normalized, republish: request.republish ?? false,
+                                encrypt: normalized == nil ? nil : request.encrypt ?? false)
         } catch {
             throw .storeUnavailable("\(error)")
         }
+        passphrase = request.passphrase.flatMap(Passphrase.init)
         hasRemote.store(normalized != nil, ordering: .relaxed)
         restartPeriodic()
         if normalized != nil { scheduleSync(after: .zero) } else { pendingWait?.cancel() }
@@ -190,13 +201,24 @@ actor SyncCoordinator {
             try await takeTurn()
             defer { passTurn() }
             let listeners = listeners
-            let engine = try makeEngine()
-            return try await bulkWork.run { try await engine.sync { step in listeners.report(step) } }
+            var engine = try makeEngine()
+            let passphrase = passphrase
+            engine.passphrase = { _ in passphrase }
+            let report = try await bulkWork.run { try await engine.sync { step in listeners.report(step) } }
+            dropPassphraseOnceUsed(failure: nil)
+            return report
         } catch {
             let error = SyncEngine.syncError(error)
+            dropPassphraseOnceUsed(failure: error)
             if error == .cancelled { throw .cancelled }
             throw .syncFailed(error.description, reason: error.reason)
         }
+    }
+
+    /// Forgets the passphrase once a sync succeeded or the store holds the remote's key. A wrong one is
+    /// kept, so that every sync says so until `sync/configure` gives another.
+    private func dropPassphraseOnceUsed(failure: SyncError?) {
+        if failure == nil || (try? store.syncState().holdsKey) == true { passphrase = nil }
     }
 
     // MARK: Taking turns

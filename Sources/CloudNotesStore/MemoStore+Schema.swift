@@ -251,6 +251,15 @@ extension MemoStore {
                 ALTER TABLE syncState ADD COLUMN prunedSinceSnapshot INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v12-sync-encryption") { db in
+            // An encrypted remote (protocol/sync.md, "Encryption"): `encrypt` says the remote was set to be
+            // made encrypted, and `syncKey` holds its data key once this device opened it with the
+            // passphrase, so that later syncs need none. The passphrase itself is never stored.
+            try db.execute(sql: """
+                ALTER TABLE syncState ADD COLUMN encrypt BOOLEAN NOT NULL DEFAULT 0;
+                ALTER TABLE syncState ADD COLUMN syncKey BLOB;
+                """)
+        }
         return migrator
     }
 }

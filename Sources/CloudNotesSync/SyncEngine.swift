@@ -38,7 +38,8 @@ public struct SyncEngine: Sendable {
     /// The store, opened for sync alone: other connections (the server's split view) see sync's
     /// changes as changes made elsewhere and announce them to their front ends.
     let store: MemoStore
-    let remote: any Remote
+    /// The remote; once `unlocked`, sealed with its data key when it is encrypted.
+    var remote: any Remote
     let logger: Logger
     let now: @Sendable () -> Int64
     let rules = SyncRules()
@@ -56,6 +57,8 @@ public struct SyncEngine: Sendable {
     /// How much text must have been pruned from this device's segments since its last snapshot before
     /// it writes another (and at least half of what the snapshot would hold): tests make it 0.
     var snapshotMinimumBytes: Int64 = 1 << 20
+    /// Where a passphrase comes from when an encrypted remote needs one: this store holds no key for it yet.
+    public var passphrase: PassphraseSource = { _ in nil }
 
     public init(store: MemoStore, remote: any Remote, logger: Logger, now: @escaping @Sendable () -> Int64 = currentTime) {
         self.store = store
@@ -78,7 +81,8 @@ public struct SyncEngine: Sendable {
         defer { withExtendedLifetime(lock) {} }
         let requestsBefore = remote.requestCount
         do {
-            var report = try await run(forgetting: forgetting, progress: progress)
+            let (engine, marker) = try await unlocked()
+            var report = try await engine.run(marker: marker, forgetting: forgetting, progress: progress)
             report.requests = remote.requestCount - requestsBefore
             try store.recordSyncEnd(at: now(), error: nil)
             logger.info("sync done", metadata: [
@@ -99,10 +103,11 @@ public struct SyncEngine: Sendable {
         }
     }
 
-    private func run(forgetting: String?, progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> SyncReport {
+    private func run(marker: RemoteMarker?, forgetting: String?,
+                     progress: @escaping @Sendable (SyncProgress) -> Void) async throws -> SyncReport {
         // Own head first: a remote that lost this device's history must be left as it was found.
         var (state, ownHead) = try await settleOwnHead(try store.syncState())
-        try await checkMarker()
+        try await checkMarker(marker)
         try await finishCompaction(state: state, head: ownHead)
         try Task.checkCancellation()
         progress(SyncProgress(message: "Looking for changes made here", percentage: nil))
@@ -193,24 +198,19 @@ public struct SyncEngine: Sendable {
 
     // MARK: The remote's marker
 
-    /// Marks a new remote as a CloudNotes remote, and refuses one in a format this version cannot read.
-    private func checkMarker() async throws {
-        guard let data = try await remote.read(RemoteLayout.markerPath) else {
-            try await remote.write(RemoteLayout.markerPath, try RemoteLayout.encoder.encode(RemoteMarker.current) + Data("\n".utf8))
+    /// Marks a new remote as a CloudNotes remote, and moves a format 1 marker on (`readMarker` read
+    /// and checked `marker`).
+    private func checkMarker(_ marker: RemoteMarker?) async throws {
+        guard let marker else {
+            try await remote.write(RemoteLayout.markerPath, try RemoteMarker.current.encoded())
             return
-        }
-        guard let marker = try? JSONDecoder().decode(RemoteMarker.self, from: data), marker.format == RemoteMarker.current.format else {
-            throw SyncError.corruptRemote("\(RemoteLayout.markerPath) is not a CloudNotes remote's marker")
-        }
-        guard marker.version <= RemoteMarker.current.version else {
-            throw SyncError.corruptRemote("the remote is in format \(marker.version), written by a newer CloudNotes; upgrade cloudnotes")
         }
         if marker.version < RemoteMarker.current.version {
             // Format 2 reads format 1 files as they are. The marker moves on at once, so that a device
             // still on a version that writes format 1 stops and says to upgrade, rather than misread
             // the heads written from now on.
             logger.notice("upgrading the remote's format", metadata: ["from": "\(marker.version)", "to": "\(RemoteMarker.current.version)"])
-            try await remote.write(RemoteLayout.markerPath, try RemoteLayout.encoder.encode(RemoteMarker.current) + Data("\n".utf8))
+            try await remote.write(RemoteLayout.markerPath, try RemoteMarker.current.encoded())
         }
     }
 

@@ -14,6 +14,13 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case corruptRemote(String)
     /// The remote has lost what this device published before: it is empty, unmounted, or another one.
     case remoteLostHistory(String)
+    /// The remote is encrypted and this store holds no key for it: a passphrase opens it.
+    case passphraseRequired(String)
+    /// The passphrase given does not open the encrypted remote.
+    case wrongPassphrase(String)
+    /// The remote is encrypted and this store syncs with it in plain text, or the reverse, or the
+    /// remote's key is not the one this store holds.
+    case encryptionMismatch(String)
     case cancelled
 
     /// The error's name, for programs (`data.reason` of the protocol's SyncFailed error).
@@ -25,6 +32,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unauthorized: "unauthorized"
         case .corruptRemote: "corruptRemote"
         case .remoteLostHistory: "remoteLostHistory"
+        case .passphraseRequired: "passphraseRequired"
+        case .wrongPassphrase: "wrongPassphrase"
+        case .encryptionMismatch: "encryptionMismatch"
         case .cancelled: "cancelled"
         }
     }
@@ -36,7 +46,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unreachable(let why): why
         case .unauthorized(let why): why
         case .corruptRemote(let why): "the remote holds something unreadable: \(why); nothing of it was applied"
-        case .remoteLostHistory(let why): why
+        case .remoteLostHistory(let why), .passphraseRequired(let why), .wrongPassphrase(let why),
+             .encryptionMismatch(let why): why
         case .cancelled: "the sync was cancelled"
         }
     }

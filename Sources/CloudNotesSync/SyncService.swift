@@ -51,6 +51,6 @@ public struct SyncService: Sendable {
                 guard let memo = MemoID(conflict.memo), let copy = MemoID(conflict.copy) else { return nil }
                 return SyncStatus.Conflict(memo: memo, copy: copy)
             },
-            intervalSeconds: Int(interval.components.seconds))
+            intervalSeconds: Int(interval.components.seconds), encrypted: state.holdsKey)
     }
 }

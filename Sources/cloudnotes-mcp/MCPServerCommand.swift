@@ -14,6 +14,7 @@ struct MCPServerCommand: AsyncParsableCommand {
     @OptionGroup var options: MCPOptions
 
     func run() async throws {
+        EnvironmentSecrets.takeAll()
         let protocolOutput = StdioServing.reserveStandardOutput()
         let logger = LogSetup.bootstrap(level: options.logging.logLevel, file: options.logging.logFile)
         let store = try StdioServing.openStore(options.store, logger: logger)

@@ -26,6 +26,7 @@ struct CloudNotesCommand: AsyncParsableCommand {
     /// Runs the command line, once the allocator is set up (see `ProcessMemory`).
     static func main() async {
         ProcessMemory.configureAllocator()
+        EnvironmentSecrets.takeAll()
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let unknown = UnknownCommand(arguments, known: configuration.subcommands.map { $0._commandName } + ["help"]) {
             unknown.exit()

@@ -13,17 +13,29 @@ public struct SyncConfigureRequest: RequestType, Hashable {
     public var intervalSeconds: Int?
     /// Publish every revision anew, even when the remote is unchanged (after it lost this store's history).
     public var republish: Bool?
+    /// Make the new remote an encrypted one (protocol/sync.md, "Encryption"); `passphrase` is then needed.
+    /// A remote that is encrypted already needs no `encrypt`, only its passphrase.
+    public var encrypt: Bool?
+    /// The encrypted remote's passphrase: used by the sync that follows to make or open the remote's key,
+    /// which the store then keeps; never stored, logged or sent back.
+    public var passphrase: String?
 
-    public init(remote: String?, intervalSeconds: Int? = nil, republish: Bool? = nil) {
+    public init(remote: String?, intervalSeconds: Int? = nil, republish: Bool? = nil, encrypt: Bool? = nil,
+                passphrase: String? = nil) {
         self.remote = remote
         self.intervalSeconds = intervalSeconds
         self.republish = republish
+        self.encrypt = encrypt
+        self.passphrase = passphrase
     }
 
     public static let schema = Schema.object([
         .required("remote", .nullable(.string()), "file:///folder or http(s):// WebDAV collection; null stops syncing."),
         .optional("intervalSeconds", .integer(minimum: 0), "Seconds between automatic syncs; default 300, 0 for none."),
         .optional("republish", .boolean, "Publish everything anew on this remote; default false."),
+        .optional("encrypt", .boolean, "Make the remote an encrypted one (it must be new); default false."),
+        .optional("passphrase", .string(),
+                  "The encrypted remote's passphrase, for the sync that follows; the store keeps the key, never the passphrase."),
     ])
     public static let example = SyncConfigureRequest(remote: "https://dav.example.com/notes/")
 }
@@ -112,9 +124,11 @@ public struct SyncStatus: ResponseType, Hashable {
     public var conflicts: [Conflict]
     /// Seconds between automatic syncs; 0 for none.
     public var intervalSeconds: Int
+    /// Whether the remote is encrypted and this store holds its key.
+    public var encrypted: Bool
 
     public init(state: Activity, remote: String?, device: String, lastSync: Timestamp?, lastError: String?,
-                pendingChanges: Int, conflicts: [Conflict], intervalSeconds: Int) {
+                pendingChanges: Int, conflicts: [Conflict], intervalSeconds: Int, encrypted: Bool = false) {
         self.state = state
         self.remote = remote
         self.device = device
@@ -123,6 +137,7 @@ public struct SyncStatus: ResponseType, Hashable {
         self.pendingChanges = pendingChanges
         self.conflicts = conflicts
         self.intervalSeconds = intervalSeconds
+        self.encrypted = encrypted
     }
 
     public static let schema = Schema.object([
@@ -134,6 +149,7 @@ public struct SyncStatus: ResponseType, Hashable {
         .required("pendingChanges", .index),
         .required("conflicts", .array(.object([.required("memo", .memoID), .required("copy", .memoID)]))),
         .required("intervalSeconds", .index),
+        .required("encrypted", .boolean, "The remote is encrypted, and this store holds its key."),
     ])
     public static let example = SyncStatus(
         state: .idle, remote: "https://dav.example.com/notes/", device: "3f2a9c0d1b8e4f6a7c5d2e1f0a9b8c7d",

@@ -19,6 +19,10 @@ public struct SyncState: Sendable, Hashable {
     public var snapshot: String?
     /// Bytes of text pruned from this device's published revisions since its latest snapshot.
     public var prunedSinceSnapshot: Int64
+    /// Whether the remote was set to be made encrypted (`--encrypt`).
+    public var encrypt: Bool
+    /// Whether this store holds the remote's data key: the remote is encrypted, and opened here.
+    public var holdsKey: Bool
 }
 
 /// A conflict that sync kept both sides of: the memo, and the copy holding the other side's text.
@@ -36,31 +40,42 @@ extension MemoStore {
     }
 
     static func syncState(_ db: Database) throws -> SyncState {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM syncState")) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT *, syncKey IS NOT NULL AS holdsKey FROM syncState")) else {
             throw StoreError.writeFailed("the store has no sync state")  // the migration makes it: unreachable
         }
         return SyncState(
             device: row["device"], remote: row["remote"], published: row["published"],
             publishedHash: row["publishedHash"], lastSyncAt: row["lastSyncAt"], lastError: row["lastError"],
-            snapshot: row["snapshot"], prunedSinceSnapshot: row["prunedSinceSnapshot"])
+            snapshot: row["snapshot"], prunedSinceSnapshot: row["prunedSinceSnapshot"], encrypt: row["encrypt"],
+            holdsKey: row["holdsKey"])
     }
 
     /// Sets the remote. A different remote holds none of what this device published or read, so
     /// everything is published anew there and every device there is read from its start; with
     /// `republish`, also on the same remote (after it lost what this device published), under a new
     /// device id: what the other devices said they took in of the old one says nothing of the new.
-    public func setRemote(_ remote: String?, republish: Bool = false) throws {
+    /// Either way the key of an encrypted remote is dropped: the remote there may be another one.
+    ///
+    /// `encrypt` says whether the remote is to be made encrypted (a remote encrypted already needs no
+    /// word); nil leaves that as it was. A remote published on anew stays encrypted if it was.
+    public func setRemote(_ remote: String?, republish: Bool = false, encrypt: Bool? = nil) throws {
         try write { db in
-            let current = try Self.syncState(db).remote
-            guard republish || current != remote else { return }
+            let state = try Self.syncState(db)
+            let current = state.remote
+            guard republish || current != remote else {
+                if let encrypt { try db.execute(sql: "UPDATE syncState SET encrypt = ?", arguments: [encrypt]) }
+                return
+            }
+            // Published anew on the same remote, memos encrypted before stay so.
+            let encrypting = (encrypt ?? false) || (current == remote && (state.encrypt || state.holdsKey))
             try db.execute(sql: """
                 UPDATE syncState SET remote = ?, published = 0, publishedHash = '', lastSyncAt = NULL, lastError = NULL,
-                    snapshot = NULL, prunedSinceSnapshot = 0;
+                    snapshot = NULL, prunedSinceSnapshot = 0, syncKey = NULL, encrypt = ?;
                 DELETE FROM outgoingRevision;
                 INSERT INTO outgoingRevision (revision) SELECT localID FROM revision;
                 DELETE FROM remoteDevice;
                 DELETE FROM syncHorizon;
-                """, arguments: [remote])
+                """, arguments: [remote, encrypting])
             if current == remote {
                 try db.execute(sql: "UPDATE syncState SET device = lower(hex(randomblob(16)))")
             }

@@ -53,11 +53,25 @@ enum RemoteLayout {
 
 // MARK: - Marker
 
-/// The file that says a folder or collection is a CloudNotes remote, and in which format.
+/// The file that says a folder or collection is a CloudNotes remote, and in which format; for an
+/// encrypted remote, also its wrapped key.
+///
+/// An encrypted remote's marker says version 3 (format 2, sealed), so that versions that cannot read
+/// it stop and say to upgrade rather than write plain text beside it.
 struct RemoteMarker: Codable, Equatable {
     var format: String
     var version: Int
-    static let current = RemoteMarker(format: "cloudnotes-sync", version: RemoteLayout.format)
+    var encryption: RemoteEncryption?
+
+    static let formatName = "cloudnotes-sync"
+    static let encryptedVersion = 3
+    static let current = RemoteMarker(format: formatName, version: RemoteLayout.format)
+
+    static func encrypted(_ encryption: RemoteEncryption) -> RemoteMarker {
+        RemoteMarker(format: formatName, version: encryptedVersion, encryption: encryption)
+    }
+
+    func encoded() throws -> Data { try RemoteLayout.encoder.encode(self) + Data("\n".utf8) }
 }
 
 // MARK: - Head

@@ -15,7 +15,10 @@ struct Sync: ShellCommand {
             `cloudnotes sync --remote URL` sets the remote and syncs; `cloudnotes sync` syncs again; \
             `cloudnotes sync --status` tells where sync stands. WebDAV credentials come from \
             CLOUDNOTES_REMOTE_USER and CLOUDNOTES_REMOTE_PASSWORD, or from a netrc file (NETRC or ~/.netrc), \
-            never from the command line. Ctrl-C stops the sync; the next one carries on.
+            never from the command line. Ctrl-C stops the sync; the next one carries on. \
+            `--encrypt` makes a new remote encrypted end to end; its passphrase, and that of an encrypted \
+            remote this store joins, comes from CLOUDNOTES_PASSPHRASE or a prompt on the terminal, once: \
+            the store then keeps the remote's key (the store file is made private to its owner).
             """)
 
     @OptionGroup var options: StoreOptions
@@ -29,6 +32,13 @@ struct Sync: ShellCommand {
     @Flag(name: .long, help: "Tell the remote, the last sync, what waits to be published and any conflict; do not sync.")
     var status = false
 
+    @Flag(name: .long, help: "Make the new remote encrypted end to end (passphrase: CLOUDNOTES_PASSPHRASE or the prompt).")
+    var encrypt = false
+
+    @Flag(name: .customLong("change-passphrase"), help: ArgumentHelp(
+        "Give the encrypted remote a new passphrase (CLOUDNOTES_NEW_PASSPHRASE or the prompt); do not sync."))
+    var changePassphrase = false
+
     @Option(name: .customLong("forget-device"), help: ArgumentHelp(
         "Sync, then forget a retired device on the remote: this device publishes what it published, and removes its files.",
         valueName: "id"))
@@ -40,9 +50,9 @@ struct Sync: ShellCommand {
     func run(in session: ShellSession) async throws {
         let service = SyncService(store: session.store)
         if let remote {
-            try session.store.setRemote(try service.checkedRemote(remote), republish: republish)
-        } else if republish {
-            try session.store.setRemote(try session.store.syncState().remote, republish: true)
+            try session.store.setRemote(try service.checkedRemote(remote), republish: republish, encrypt: encrypt)
+        } else if republish || encrypt {
+            try session.store.setRemote(try session.store.syncState().remote, republish: republish, encrypt: encrypt ? true : nil)
         }
         if status {
             return try show(try service.status(), in: session)
@@ -50,7 +60,12 @@ struct Sync: ShellCommand {
         guard let url = try session.store.syncState().remote else { throw SyncError.notConfigured }
         // The shell speaks in one sentence on success or failure, never in log lines.
         let quiet = Logger(label: "cloudnotes.sync", factory: { _ in SwiftLogNoOpLogHandler() })
-        let engine = try service.engine(for: session.store, logger: quiet)
+        var engine = try service.engine(for: session.store, logger: quiet)
+        engine.passphrase = PassphrasePrompt.source
+        if changePassphrase {
+            try await engine.changePassphrase()
+            return session.terminal.note("The passphrase of \(url) is changed: the old one no longer opens it; devices that joined keep syncing.")
+        }
         let bar = ProgressBar(label: "Syncing", terminal: session.terminal)
         let forgetting: String?
         if let forgetDevice { forgetting = try await engine.deviceToForget(forgetDevice) } else { forgetting = nil }
@@ -89,6 +104,7 @@ struct Sync: ShellCommand {
         var lines = ["remote:    \(status.remote ?? "none (set one with: cloudnotes sync --remote URL)")",
                      "device:    \(status.device)",
                      "last sync: \(status.lastSync?.iso8601 ?? "never")"]
+        if status.encrypted { lines.append("encrypted: yes, end to end (this store holds the key)") }
         if let error = status.lastError { lines.append("failed:    \(error)") }
         lines.append("waiting:   \(status.pendingChanges) memo\(status.pendingChanges == 1 ? "" : "s") changed here, not yet published")
         lines.append("conflicts: \(status.conflicts.count)")
