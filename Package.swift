@@ -84,8 +84,8 @@ let package = Package(
             name: "CloudNotesTransfer",
             dependencies: ["CShims", "CloudNotesBytes", "CloudNotesJSON", "CloudNotesProtocol", "CloudNotesMediator", "CloudNotesStore"]
         ),
-        // Sync through a folder or WebDAV: the remote layout, the merge rules, the sync itself, and the
-        // service the server and the shell both run it through.
+        // Sync through a folder, WebDAV or S3, plain or encrypted: the remote layout, the merge rules, the
+        // sync itself, and the service the server and the shell both run it through.
         .target(
             name: "CloudNotesSync",
             dependencies: [

@@ -25,6 +25,7 @@ from cnsupport.dav_servers import DavServer
 from cnsupport.fault_proxy import FaultProxy
 from cnsupport.framing import FRAMINGS, LINES
 from cnsupport.paths import BINARY, REPO  # noqa: F401  (test_benchmark.py imports them from here)
+from cnsupport.s3_servers import MotoS3, RcloneS3, s3_server_fixture
 from cnsupport.server import Server, ServerFactory
 from cnsupport.session import make_entries
 from cnsupport.syncing import make_store
@@ -140,6 +141,19 @@ def dav_collection(request):
 def dav_url(dav_collection) -> str:
     """The URL of a fresh empty collection, once on Apache and once on nginx."""
     return dav_collection[1]
+
+
+# -- S3 ------------------------------------------------------------------------------------------------
+
+moto_s3 = s3_server_fixture("moto_s3", MotoS3)
+rclone_s3 = s3_server_fixture("rclone_s3", RcloneS3)
+
+
+@pytest.fixture(params=["moto", "rclone"])
+def s3_bucket(request):
+    """`(server, bucket)`: a fresh empty bucket, once on moto's server and once on rclone's."""
+    server = request.getfixturevalue(f"{request.param}_s3")
+    return server, server.new_bucket()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ the store, the logs, the output, nor the environment of a process the shell star
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import shutil
@@ -20,10 +19,9 @@ import pytest
 
 from cnsupport.cli import Cli
 from cnsupport.remote import DavSource, FolderSource, folder_url
+from cnsupport.sealed import PASSPHRASE, WITH_PASSPHRASE, leaks, memo_secrets
 from cnsupport.syncing import make_store
 
-PASSPHRASE = "correct horse battery staple ünïcode"
-WITH_PASSPHRASE = {"CLOUDNOTES_PASSPHRASE": PASSPHRASE}
 SYNC_FAILED = -33006
 
 SECRET_TEXTS = [
@@ -52,38 +50,6 @@ def all_files(source, folder: str = "") -> dict[str, bytes]:
 def folder_snapshot(root: Path) -> dict[str, bytes]:
     """Every file under a folder (a store's or a remote's), with its bytes."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def encodings(value: str) -> list[bytes]:
-    """The forms in which `value` could show in a file someone wrote carelessly."""
-    raw = value.encode()
-    forms = [raw, json.dumps(value).encode(), json.dumps(value, ensure_ascii=False).encode(),
-             value.encode("utf-16-le"), value.encode("utf-16-be"), raw.hex().encode(), raw.hex().upper().encode(),
-             base64.b64encode(raw), base64.urlsafe_b64encode(raw).rstrip(b"=")]
-    return [form for form in forms if len(form) >= 6]
-
-
-def leaks(files: dict[str, bytes], secrets: list[str]) -> list[tuple[str, str]]:
-    """(path, secret) for every secret found in a file, in any of its encodings."""
-    found = []
-    for path, data in files.items():
-        for secret in secrets:
-            if any(form in data for form in encodings(secret)):
-                found.append((path, secret))
-    return found
-
-
-def memo_secrets(device: Cli) -> list[str]:
-    """What must never be readable on an encrypted remote: each memo's text, title and lines, its id in
-    every spelling, and its times."""
-    secrets = []
-    for memo_id in device.ids():
-        memo = device.memo(memo_id)
-        secrets += [memo["text"], memo["id"], memo["id"].replace("-", ""), memo["id"].upper()]
-        secrets += [line for line in memo["text"].splitlines() if len(line) >= 4]
-        for field in ("createdAt", "modifiedAt"):
-            secrets.append(memo[field])
-    return secrets
 
 
 def refused(device: Cli, reason_words: str, *args: str, env: dict | None = None) -> str:

@@ -11,12 +11,12 @@ from cnsupport.paths import REPO, path_with_binary
 
 
 def walkthrough(index: int) -> str:
-    """The `index`th ```sh block of the README's section "Sync between machines": two machines, then an
-    encrypted remote."""
+    """The `index`th ```sh block of the README's section "Sync between machines": two machines, an
+    encrypted remote, an S3 bucket."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Sync between machines", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
-    assert len(blocks) == 2, "the sync section should hold two shell blocks: two machines, an encrypted remote"
+    assert len(blocks) == 3, "the sync section should hold three shell blocks: two machines, encrypted, S3"
     return blocks[index]
 
 
@@ -47,3 +47,10 @@ def test_readme_encrypted_walkthrough_syncs_sealed_files_and_changes_the_passphr
     assert "passphrase" in result.stderr and "changed" in result.stderr, result.stderr
     marker = (Path("/tmp/walkthrough-private/remote") / "cloudnotes-sync.json").read_text()
     assert '"version":3' in marker.replace(" ", ""), marker
+
+
+def test_readme_s3_walkthrough_syncs_two_machines_through_a_bucket(tmp_path):
+    result = run_walkthrough(2, tmp_path)
+    assert "\tBread\t" in result.stdout, result.stdout  # the desktop's list
+    keys = result.stdout.split("\tBread\t", 1)[1]
+    assert "cloudnotes/cloudnotes-sync.json" in keys and keys.count("/head.json") == 2, keys

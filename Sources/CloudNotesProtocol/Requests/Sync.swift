@@ -3,11 +3,12 @@
 /// Sets the store's remote (or stops syncing) and how often the server syncs on its own.
 public struct SyncConfigureRequest: RequestType, Hashable {
     public static let method = "sync/configure"
-    public static let summary = "Sets the remote (file:///folder or http(s):// WebDAV) and the sync interval; the server then syncs."
+    public static let summary = "Sets the remote (file:///folder, http(s):// WebDAV or s3://bucket/prefix) and the sync interval; the server then syncs."
     public typealias Response = SyncStatus
 
-    /// `file:///path` (the folder must exist) or `http(s)://host/path/`; null stops syncing.
-    /// Credentials never go here: the server reads them from its environment or a netrc file.
+    /// `file:///path` (the folder must exist), `http(s)://host/path/` or `s3://bucket/prefix`; null stops
+    /// syncing. Credentials never go here: the server reads them from its environment, a netrc file or
+    /// `~/.aws`.
     public var remote: String?
     /// Seconds between the server's own syncs; default 300, 0 for none (it still syncs after edits).
     public var intervalSeconds: Int?
@@ -30,7 +31,7 @@ public struct SyncConfigureRequest: RequestType, Hashable {
     }
 
     public static let schema = Schema.object([
-        .required("remote", .nullable(.string()), "file:///folder or http(s):// WebDAV collection; null stops syncing."),
+        .required("remote", .nullable(.string()), "file:///folder, http(s):// WebDAV collection or s3://bucket/prefix; null stops syncing."),
         .optional("intervalSeconds", .integer(minimum: 0), "Seconds between automatic syncs; default 300, 0 for none."),
         .optional("republish", .boolean, "Publish everything anew on this remote; default false."),
         .optional("encrypt", .boolean, "Make the remote an encrypted one (it must be new); default false."),

@@ -29,20 +29,28 @@ public protocol Remote: Sendable {
 
 // MARK: - Opening one
 
-/// Opens the remote `url` names: `file:///path` or `http(s)://…`.
+/// Opens the remote `url` names: `file:///path`, `http(s)://…` or `s3://bucket/prefix`.
 ///
-/// A WebDAV request gives up after `CLOUDNOTES_REMOTE_TIMEOUT` seconds (default 30).
+/// A WebDAV or S3 request gives up after `CLOUDNOTES_REMOTE_TIMEOUT` seconds (default 30).
 public func openRemote(_ url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> any Remote {
     let remoteURL = try RemoteURL(url)
     switch remoteURL.kind {
     case .folder(let path):
         return try FolderRemote(path: path)
     case .webDAV(let base):
-        let configured = environment["CLOUDNOTES_REMOTE_TIMEOUT"].flatMap(Double.init)
-        let seconds = configured.map { $0 > 0 && $0.isFinite ? $0 : 30 } ?? 30
         return WebDAVRemote(base: base, credentials: Credentials.find(for: base, environment: environment),
-                            timeout: .milliseconds(Int64(seconds * 1000)))
+                            timeout: requestTimeout(environment))
+    case .s3(let bucket, let prefix):
+        return S3Remote(settings: try S3Settings(bucket: bucket, prefix: prefix, environment: environment),
+                        timeout: requestTimeout(environment))
     }
+}
+
+/// How long a request to a remote over HTTP may take: `CLOUDNOTES_REMOTE_TIMEOUT` seconds, else 30.
+private func requestTimeout(_ environment: [String: String]) -> Duration {
+    let configured = environment["CLOUDNOTES_REMOTE_TIMEOUT"].flatMap(Double.init)
+    let seconds = configured.map { $0 > 0 && $0.isFinite ? $0 : 30 } ?? 30
+    return .milliseconds(Int64(seconds * 1000))
 }
 
 /// A remote URL, checked: one of the schemes sync speaks, and no credentials in it.
@@ -52,6 +60,8 @@ public struct RemoteURL: Sendable, Hashable {
         case folder(String)
         /// The collection's URL, ending in `/`.
         case webDAV(URL)
+        /// A bucket, and the key prefix the remote's files are under (no slash at its ends; may be empty).
+        case s3(bucket: String, prefix: String)
     }
 
     public let kind: Kind
@@ -60,7 +70,7 @@ public struct RemoteURL: Sendable, Hashable {
 
     public init(_ text: String) throws {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
-            throw SyncError.badRemote("the remote must be a URL: file:///path/to/folder, http:// or https://")
+            throw SyncError.badRemote("the remote must be a URL: file:///path/to/folder, http://, https:// or s3://bucket/prefix")
         }
         // Refused before anything else, and never repeated back: the text holds a password.
         if components.user != nil || components.password != nil {
@@ -85,8 +95,18 @@ public struct RemoteURL: Sendable, Hashable {
             guard let url = collection.url else { throw SyncError.badRemote("the remote is not a valid URL") }
             kind = .webDAV(url)
             normalized = url.absoluteString
+        case "s3":
+            let bucket = components.host ?? ""
+            guard bucket.utf8.count >= 3, bucket.utf8.count <= 63, components.query == nil, components.fragment == nil,
+                  bucket.utf8.allSatisfy({ (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2d || $0 == 0x2e })
+            else {
+                throw SyncError.badRemote("an S3 remote is s3://bucket/prefix: a bucket of 3 to 63 lowercase letters, digits, dots and hyphens")
+            }
+            let prefix = components.path.split(separator: "/").joined(separator: "/")
+            kind = .s3(bucket: bucket, prefix: prefix)
+            normalized = "s3://\(bucket)" + (prefix.isEmpty ? "" : "/\(prefix)")
         default:
-            throw SyncError.badRemote("remotes are file:// folders or http(s):// WebDAV collections, not \(scheme):")
+            throw SyncError.badRemote("remotes are file:// folders, http(s):// WebDAV collections or s3:// buckets, not \(scheme):")
         }
     }
 }

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 // MARK: - WebDAV remote
 
@@ -13,19 +12,16 @@ import Synchronization
 public final class WebDAVRemote: Remote {
     private let base: URL
     private let authorization: String?
-    private let timeout: TimeAmount
-    private let requests = Atomic<Int>(0)
-    /// The largest file read (a segment holds at most 1 MiB of text, or one memo of at most 16 MiB).
-    private static let largestFile = 64 << 20
+    private let http: HTTPExchange
 
     public init(base: URL, credentials: Credentials?, timeout: Duration = .seconds(30)) {
         self.base = base
         self.authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
-        self.timeout = .milliseconds(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        http = HTTPExchange(displayURL: base.absoluteString, timeout: timeout)
     }
 
     public var displayURL: String { base.absoluteString }
-    public var requestCount: Int { requests.load(ordering: .relaxed) }
+    public var requestCount: Int { http.requestCount }
 
     public func read(_ path: String) async throws -> Data? {
         let (status, body) = try await send(.GET, path)
@@ -104,57 +100,13 @@ public final class WebDAVRemote: Remote {
 
     private func send(_ method: HTTPMethod, _ path: String, body: Data? = nil,
                       headers: [(String, String)] = []) async throws -> (HTTPResponseStatus, Data) {
-        requests.add(1, ordering: .relaxed)
-        var request = HTTPClientRequest(url: url(path).absoluteString)
-        request.method = method
-        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let body {
-            request.body = .bytes(ByteBuffer(bytes: body))
-            request.headers.add(name: "Content-Length", value: String(body.count))
+        let answer = try await http.send(method, url(path), what: "\(method) \(path)",
+                                         headers: (authorization.map { [("Authorization", $0)] } ?? []) + headers, body: body)
+        if answer.status == .unauthorized || answer.status == .forbidden {
+            throw SyncError.unauthorized(
+                "the remote refused the credentials (\(answer.status.code) to \(method) \(path)); set CLOUDNOTES_REMOTE_USER and CLOUDNOTES_REMOTE_PASSWORD, or a netrc entry for \(base.host ?? "the host")")
         }
-        do {
-            // The deadline covers the body too: a server that stalls mid-answer must not hold a sync.
-            let (prepared, timeout) = (request, timeout)
-            let (status, bytes) = try await Self.withDeadline(timeout) {
-                let response = try await Self.client.execute(prepared, timeout: timeout)
-                return (response.status, try await response.body.collect(upTo: Self.largestFile))
-            }
-            if status == .unauthorized || status == .forbidden {
-                throw SyncError.unauthorized(
-                    "the remote refused the credentials (\(status.code) to \(method) \(path)); set CLOUDNOTES_REMOTE_USER and CLOUDNOTES_REMOTE_PASSWORD, or a netrc entry for \(base.host ?? "the host")")
-            }
-            return (status, Data(bytes.readableBytesView))
-        } catch let error as SyncError {
-            throw error
-        } catch is CancellationError {
-            throw SyncError.cancelled
-        } catch {
-            throw SyncError.unreachable("\(method) \(path) on \(displayURL) failed: \(Self.describe(error))")
-        }
-    }
-
-    /// The HTTP client of every WebDAV remote. A refused connection fails the request at once: the
-    /// default retries it until the deadline, so an unreachable server would hold a sync for its timeout.
-    private static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = .seconds(10)
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }()
-
-    /// Runs `body`, giving up with a timeout once `limit` has passed.
-    private static func withDeadline<T: Sendable>(_ limit: TimeAmount, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: .nanoseconds(limit.nanoseconds))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw HTTPClientError.deadlineExceeded }
-            return value
-        }
+        return (answer.status, answer.body)
     }
 
     private func url(_ path: String) -> URL {
@@ -166,19 +118,6 @@ public final class WebDAVRemote: Remote {
 
     private func failure(_ method: HTTPMethod, _ path: String, _ status: HTTPResponseStatus) -> SyncError {
         .unreachable("the remote answered \(status.code) \(status.reasonPhrase) to \(method) \(path)")
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timed out"
-            case .remoteConnectionClosed: return "the connection was closed"
-            default: return String(describing: error)
-            }
-        }
-        // NIO's connection errors read "connection reset (error set): Connection refused (errno: 111)".
-        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
-        return "\(error)"
     }
 
     static func parent(of path: String) -> String {

@@ -10,12 +10,13 @@ import Logging
 
 struct Sync: ShellCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Sync the store with its remote: a folder (file:///path) or a WebDAV collection (http(s)://…).",
+        abstract: "Sync the store with its remote: a folder (file:///path), a WebDAV collection (http(s)://…) or S3 (s3://bucket/prefix).",
         discussion: """
             `cloudnotes sync --remote URL` sets the remote and syncs; `cloudnotes sync` syncs again; \
             `cloudnotes sync --status` tells where sync stands. WebDAV credentials come from \
             CLOUDNOTES_REMOTE_USER and CLOUDNOTES_REMOTE_PASSWORD, or from a netrc file (NETRC or ~/.netrc), \
-            never from the command line. Ctrl-C stops the sync; the next one carries on. \
+            never from the command line; S3's from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or ~/.aws \
+            (AWS_PROFILE), with AWS_REGION, and AWS_ENDPOINT_URL for a service other than AWS. Ctrl-C stops the sync; the next one carries on. \
             `--encrypt` makes a new remote encrypted end to end; its passphrase, and that of an encrypted \
             remote this store joins, comes from CLOUDNOTES_PASSPHRASE or a prompt on the terminal, once: \
             the store then keeps the remote's key (the store file is made private to its owner).
