@@ -11,11 +11,12 @@ again, and both stores hold exactly the expected memos (same ids and texts, noth
 duplicated, the shared memo merged), and the remote is consistent (every head names segments that all exist
 and chain; see cnsupport.remote.read_remote) -- right after the fault as well as at the end.
 
-Every case starts from the same template: the stores and the collection's files are restored from copies
+Every case starts from the same template: the stores and the remote's files are restored from copies
 taken once per server, so the cases are independent and the request numbering is the same in each.
 Timeouts use CLOUDNOTES_REMOTE_TIMEOUT=1 and a proxy that hangs for HANG_SECONDS.
 
-The whole matrix (8 faults x every request index) runs on Apache and on nginx.  SIGKILL of `cloudnotes sync`
+The whole matrix (8 faults x every request index) runs on Apache, on nginx, and on S3 (moto's server, with
+the proxy as A's endpoint; rclone's checks every signature, which a proxy that rewrites Host would break).  SIGKILL of `cloudnotes sync`
 at seeded random moments (when the proxy receives a chosen request, or after a random delay) runs on Apache,
 during syncs of ~2,000 memos.
 """
@@ -31,7 +32,6 @@ import tempfile
 import threading
 import time
 import traceback
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,18 +55,68 @@ BIG = "Big memo of 100 KB\n" + "".join(f"line {i:05d}: " + "x" * 40 + "\n" for i
 HUGE = "Huge memo of 1 MB\n" + "".join(f"row {i:06d} " + "y" * 50 + "\n" for i in range(17000))
 
 
+class DavStorage:
+    """A WebDAV collection behind the proxy: A reaches it through the proxy's URL."""
+
+    def __init__(self, kind: str, server: DavServer):
+        self.kind, self.server = kind, server
+        self.url = server.new_collection(f"faults-{kind}-{time.monotonic_ns()}")
+        self.proxy = FaultProxy(self.url, hang_seconds=HANG_SECONDS)
+        self.a_url, self.a_env, self.b_env = self.proxy.url, {}, {}
+        self.template: Path | None = None
+
+    def keep(self, root: Path) -> None:
+        self.template = root / "template" / "collection"
+        shutil.copytree(self.server.path_of(self.url), self.template)
+
+    def restore(self) -> None:
+        collection = self.server.path_of(self.url)
+        shutil.rmtree(collection)
+        shutil.copytree(self.template, collection)
+        self.server.give_tree(collection)
+
+    def source(self):
+        return self.url
+
+    def remove(self) -> None:
+        shutil.rmtree(self.server.path_of(self.url), ignore_errors=True)
+
+
+class S3Storage:
+    """A prefix of a bucket on moto's S3 server: A reaches it with the proxy as its endpoint (moto checks no
+    signature, so the proxy's Host header does not matter), B straight."""
+
+    def __init__(self, server):
+        self.kind, self.server = "moto", server
+        self.bucket = server.new_bucket()
+        self.url = f"s3://{self.bucket}/faults"
+        self.proxy = FaultProxy(server.endpoint + "/", hang_seconds=HANG_SECONDS)
+        self.a_url, self.a_env, self.b_env = self.url, {**server.env, "AWS_ENDPOINT_URL": self.proxy.base_url}, server.env
+        self.template: dict[str, bytes] = {}
+
+    def keep(self, root: Path) -> None:
+        self.template = self.server.objects(self.bucket)
+
+    def restore(self) -> None:
+        self.server.replace_objects(self.bucket, self.template)
+
+    def source(self):
+        return self.server.source(self.bucket, "faults")
+
+    def remove(self) -> None:
+        self.server.replace_objects(self.bucket, {})
+
+
 @dataclass
 class Scenario:
     kind: str
-    server: DavServer
-    url: str                      # the collection, straight
+    storage: DavStorage | S3Storage
     proxy: FaultProxy
     root: Path
     a: Cli                        # A syncs through the proxy
     b: Cli                        # B syncs straight
     template_a: Path
     template_b: Path
-    template_collection: Path
     expected: dict[str, str]
     devices: set[str]
     clean_requests: list[tuple[str, str]] = field(default_factory=list)
@@ -74,21 +124,18 @@ class Scenario:
 
     def restore(self) -> None:
         self.proxy.clear()
-        collection = self.server.path_of(self.url)
-        shutil.rmtree(collection)
-        shutil.copytree(self.template_collection, collection)
-        self.server.give_tree(collection)
+        self.storage.restore()
         copy_store(self.template_a, self.a.store)
         copy_store(self.template_b, self.b.store)
         self.proxy.reset_counts()
         self.proxy.events.clear()
 
 
-def build_scenario(kind: str, server: DavServer) -> Scenario:
-    url = server.new_collection(f"faults-{kind}-{time.monotonic_ns()}")
-    proxy = FaultProxy(url, hang_seconds=HANG_SECONDS)
+def build_scenario(storage: DavStorage | S3Storage) -> Scenario:
+    kind, url, proxy = storage.kind, storage.url, storage.proxy
     root = Path(tempfile.mkdtemp(prefix=f"cloudnotes-faults-{kind}-"))
-    a, b = Cli(root / "template" / "a" / "notes.sqlite"), Cli(root / "template" / "b" / "notes.sqlite")
+    a = Cli(root / "template" / "a" / "notes.sqlite", env=storage.a_env)
+    b = Cli(root / "template" / "b" / "notes.sqlite", env=storage.b_env)
     # B publishes the shared memo and another; A reads them and has published nothing yet, so that A's sync
     # is its first publication (making its folders) and goes through every step of sync.md.
     shared = b.new(SHARED)
@@ -96,7 +143,7 @@ def build_scenario(kind: str, server: DavServer) -> Scenario:
     trashed = b.new("In the trash\nbrought back on A")
     b.rm(trashed)
     b.sync(url)
-    a.sync(proxy.url)
+    a.sync(storage.a_url)
     assert memos_of(a.store) == memos_of(b.store) and len(memos_of(a.store)) == 2
     assert [row["id"] for row in a.trash()] == [trashed]
     # unpublished changes on both; A's fill three segments (at most 1 MiB of text in each; the 1 MB memo alone)
@@ -115,11 +162,9 @@ def build_scenario(kind: str, server: DavServer) -> Scenario:
                 big: BIG, huge: HUGE, new_b: "New on B\nonly one", trashed: "In the trash\nbrought back on A",
                 restored: "Restored on A\nfirst"}
     devices = {a.status()["device"], b.status()["device"]}
-    template_collection = root / "template" / "collection"
-    shutil.copytree(server.path_of(url), template_collection)
-    scenario = Scenario(kind, server, url, proxy, root, Cli(root / "run" / "a" / "notes.sqlite"),
-                        Cli(root / "run" / "b" / "notes.sqlite"), a.store, b.store, template_collection,
-                        expected, devices)
+    storage.keep(root)
+    scenario = Scenario(kind, storage, proxy, root, Cli(root / "run" / "a" / "notes.sqlite", env=storage.a_env),
+                        Cli(root / "run" / "b" / "notes.sqlite", env=storage.b_env), a.store, b.store, expected, devices)
     # a clean sync of A, to count its requests
     scenario.restore()
     started = time.monotonic()
@@ -140,23 +185,26 @@ def finish(s: Scenario) -> None:
     for report in reports:
         status = report["status"]
         assert (status["pendingChanges"], status["conflicts"], status.get("lastError")) == (0, [], None), status
-    view = read_remote(s.url, published_by=s.devices)
+    view = read_remote(s.storage.source(), published_by=s.devices)
     assert remote_state(view) == s.expected, "the remote's history ends in the expected memos"
     for device in view.devices.values():
         ids = [r["id"] for segment in device.segments for r in segment]
         assert len(ids) == len(set(ids)), f"device {device.device} published a revision twice"
 
 
-@pytest.fixture(scope="module", params=["apache", "nginx"])
+@pytest.fixture(scope="module", params=["apache", "nginx", "moto"])
 def scenario(request):
-    server = request.getfixturevalue(f"{request.param}_dav")
-    s = build_scenario(request.param, server)
+    if request.param == "moto":
+        storage = S3Storage(request.getfixturevalue("moto_s3"))
+    else:
+        storage = DavStorage(request.param, request.getfixturevalue(f"{request.param}_dav"))
+    s = build_scenario(storage)
     print(f"\n{s.kind}: a clean sync of A makes {len(s.clean_requests)} requests in {s.clean_seconds:.2f} s: "
-          f"{[(m, p[len(urllib.parse.urlsplit(s.url).path):]) for m, p in s.clean_requests]}")
+          f"{[(m, p.rsplit('/', 3)[-3:]) for m, p in s.clean_requests]}")
     yield s
     s.proxy.stop()
     shutil.rmtree(s.root, ignore_errors=True)
-    shutil.rmtree(server.path_of(s.url), ignore_errors=True)
+    storage.remove()
 
 
 def run_case(s: Scenario, fault: str, k: int) -> str:
@@ -171,7 +219,7 @@ def run_case(s: Scenario, fault: str, k: int) -> str:
         status = s.a.status()
         assert status["state"] == "failed" and status["lastError"], status
     # readers never see a broken remote, even right after a fault (a segment no head names yet is allowed)
-    read_remote(s.url, interrupted=True)
+    read_remote(s.storage.source(), interrupted=True)
     s.proxy.clear()
     clean = s.a.sync_run(env=TIMEOUT_ENV, timeout=120)
     assert clean.code == 0, f"the clean sync after the fault failed: {clean.err}"

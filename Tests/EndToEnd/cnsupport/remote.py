@@ -139,17 +139,20 @@ class RemoteView:
         return {r["id"]: r for d in self.devices.values() for r in d.revisions}
 
 
-def read_remote(where: Path | str, auth=None, *, published_by: set[str] | None = None,
+def read_remote(where, auth=None, *, published_by: set[str] | None = None,
                 interrupted: bool = False) -> RemoteView:
-    """Reads the remote at `where` (a folder, or the URL of a WebDAV collection) and checks it against
-    protocol/sync.md (see the module's description).
+    """Reads the remote at `where` (a folder, the URL of a WebDAV collection, or a source with `names` and
+    `get`, such as an S3 bucket's) and checks it against protocol/sync.md (see the module's description).
 
     `published_by`: the device ids that must have a head. `interrupted`: a sync was cut short (killed, or
     its connection broken), so the devices' folder may be missing yet, and a device may have written the
     segment after the one its head names, or its first segment and no head yet (protocol/sync.md,
     "Writing": readers never look for those), or a snapshot its head does not name yet, or not removed yet
     what a snapshot its head names stands for ("Compaction")."""
-    source = DavSource(where, auth) if isinstance(where, str) else FolderSource(where)
+    if isinstance(where, (str, Path)):
+        source = DavSource(where, auth) if isinstance(where, str) else FolderSource(where)
+    else:
+        source = where
     top = sorted(name for name, _ in source.names(""))
     # A sync cut short right after it wrote the marker has not made the devices' folder yet.
     assert top == [MARKER, "devices"] or (interrupted and top == [MARKER]), f"the remote's top level: {top}"

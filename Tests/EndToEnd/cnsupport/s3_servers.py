@@ -72,6 +72,16 @@ class S3Server:
                 found[entry["Key"]] = self.client.get_object(Bucket=bucket, Key=entry["Key"])["Body"].read()
         return found
 
+    def replace_objects(self, bucket: str, objects: dict[str, bytes]) -> None:
+        """Makes the bucket hold exactly `objects` (key -> bytes)."""
+        for key in self.objects(bucket):
+            self.client.delete_object(Bucket=bucket, Key=key)
+        for key, data in objects.items():
+            self.client.put_object(Bucket=bucket, Key=key, Body=data)
+
+    def source(self, bucket: str, prefix: str) -> "S3Source":
+        return S3Source(self, bucket, prefix)
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -106,3 +116,23 @@ def s3_server_fixture(name: str, kind: type[S3Server]):
         server.stop()
     running.__doc__ = f"The {kind.kind} S3 server of the session."
     return running
+
+
+class S3Source:
+    """A remote under `prefix/` of a bucket, read as `cnsupport.remote.read_remote` reads a folder: the
+    names in a "folder" (a key prefix) and the bytes of a file."""
+
+    def __init__(self, server: S3Server, bucket: str, prefix: str):
+        self.server, self.bucket, self.prefix = server, bucket, prefix.strip("/") + "/"
+
+    def names(self, relative: str) -> list[tuple[str, bool]]:
+        listing = self.server.client.list_objects_v2(Bucket=self.bucket, Prefix=self.prefix + relative, Delimiter="/")
+        files = [(entry["Key"].rsplit("/", 1)[-1], False) for entry in listing.get("Contents", [])]
+        folders = [(entry["Prefix"].rstrip("/").rsplit("/", 1)[-1], True) for entry in listing.get("CommonPrefixes", [])]
+        return files + folders
+
+    def get(self, relative: str) -> bytes | None:
+        try:
+            return self.server.client.get_object(Bucket=self.bucket, Key=self.prefix + relative)["Body"].read()
+        except self.server.client.exceptions.NoSuchKey:
+            return None
