@@ -58,7 +58,7 @@ extension SyncEngine {
         else { return }
         let previous = head
         head.snapshot = snapshot
-        try await remote.write(RemoteLayout.headPath(head.device), try head.encoded())
+        try await writeOwnHead(head)
         try await finishCompaction(state: state, head: head, replacing: previous.snapshot)
         report.compacted = true
     }

@@ -242,11 +242,16 @@ public struct SyncEngine: Sendable {
             }
             return (try store.syncState(), head)
         }
+        try takeNewDeviceID(from: state.device)
+        return (try store.syncState(), nil)
+    }
+
+    /// Takes a new device id, when another store publishes under this one's (a copied store file).
+    func takeNewDeviceID(from old: String) throws {
         let device = Self.newDeviceID()
         logger.warning("another store publishes under this store's device id (was the store file copied?); taking a new one",
-                       metadata: ["old": "\(state.device)", "new": "\(device)"])
+                       metadata: ["old": "\(old)", "new": "\(device)"])
         try store.adoptNewDevice(device)
-        return (try store.syncState(), nil)
     }
 
     static let remoteChanged = SyncError.badRemote(
@@ -375,10 +380,10 @@ public struct SyncEngine: Sendable {
             }
             let bytes = try SegmentFile.encode(segment, device: state.device, previous: state.publishedHash)
             let hash = SyncRules.sha256(bytes)
-            try await remote.write(RemoteLayout.segmentPath(state.device, segment.number), bytes)
+            try await writeSegment(bytes, number: segment.number, device: state.device)
             let head = DeviceHead(device: state.device, segments: segment.number, last: hash, seen: ownHead?.seen ?? [:],
                                   forgotten: forgotten, snapshot: snapshot)
-            try await remote.write(RemoteLayout.headPath(state.device), try head.encoded())
+            try await writeOwnHead(head)
             written = head
             guard try store.markPublished(number: segment.number, hash: hash, remote: state.remote) else {
                 throw Self.remoteChanged
@@ -391,7 +396,7 @@ public struct SyncEngine: Sendable {
         let head = DeviceHead(device: state.device, segments: state.published, last: state.publishedHash, seen: seen,
                               forgotten: forgotten, snapshot: snapshot)
         if head != written {
-            try await remote.write(RemoteLayout.headPath(state.device), try head.encoded())
+            try await writeOwnHead(head)
         }
         return head
     }

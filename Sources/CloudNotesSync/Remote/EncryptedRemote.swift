@@ -35,6 +35,11 @@ struct EncryptedRemote: Remote {
         try await base.write(path, path == RemoteLayout.markerPath ? data : try SealedFile.seal(data, path: path, key: key))
     }
 
+    func write(_ path: String, _ data: Data, if condition: WriteCondition) async throws {
+        try await base.write(path, path == RemoteLayout.markerPath ? data : try SealedFile.seal(data, path: path, key: key),
+                             if: condition)
+    }
+
     func makeFolder(_ path: String) async throws { try await base.makeFolder(path) }
     func list(_ path: String) async throws -> [String] { try await base.list(path) }
     func removeFolder(_ path: String) async throws { try await base.removeFolder(path) }

@@ -25,6 +25,30 @@ public protocol Remote: Sendable {
     func removeFile(_ path: String) async throws
     /// How many requests this remote has made (for the cost of a sync).
     var requestCount: Int { get }
+    /// Writes the file as `write` does if `condition` holds, where the remote can tell (S3's conditional
+    /// writes); a remote that cannot tell writes it all the same. Throws `RemoteWriteConflict` when the
+    /// condition does not hold, and then writes nothing.
+    func write(_ path: String, _ data: Data, if condition: WriteCondition) async throws
+}
+
+extension Remote {
+    /// Folders and WebDAV: no condition can be told, so none is (see protocol/sync.md, "Principles").
+    public func write(_ path: String, _ data: Data, if condition: WriteCondition) async throws {
+        try await write(path, data)
+    }
+}
+
+/// What must hold for a conditional write.
+public enum WriteCondition: Sendable {
+    /// No file is at the path.
+    case absent
+    /// The file is as this remote last read or wrote it during this sync (still absent, if it found none).
+    case unchanged
+}
+
+/// A conditional write whose condition did not hold: another writer changed the file first.
+public struct RemoteWriteConflict: Error, Sendable {
+    public let path: String
 }
 
 // MARK: - Opening one

@@ -1,17 +1,27 @@
 import Foundation
 import NIOHTTP1
+import Synchronization
 
 // MARK: - S3 remote
 
 /// A remote under a key prefix of an S3 bucket (AWS, R2, B2, MinIO, Wasabi…), through AsyncHTTPClient,
 /// with requests signed by `SigV4Signer`.
 ///
-/// Uses GetObject, PutObject, DeleteObject and ListObjectsV2. Folders are key prefixes: making one is
-/// nothing, and removing one removes every object under it. Errors name the operation, the path, the
+/// Uses GetObject, PutObject (conditional where sync asks, and the server honours it), DeleteObject and
+/// ListObjectsV2. Folders are key prefixes: making one is nothing, and removing one removes every object
+/// under it. Errors name the operation, the path, the
 /// status and S3's error code, never the credentials.
 public final class S3Remote: Remote {
     private let settings: S3Settings
     private let http: HTTPExchange
+    /// What this remote last saw at each key it read or wrote: its ETag, or nothing there; the ground
+    /// of `write(_:_:if: .unchanged)`.
+    private let seen = Mutex<[String: Seen]>([:])
+
+    private enum Seen {
+        case absent
+        case tagged(String)
+    }
 
     init(settings: S3Settings, timeout: Duration) {
         self.settings = settings
@@ -26,18 +36,49 @@ public final class S3Remote: Remote {
     }
 
     public func read(_ path: String) async throws -> Data? {
-        let answer = try await send(.GET, key: settings.key(path), what: "GET \(path)")
+        let key = settings.key(path)
+        let answer = try await send(.GET, key: key, what: "GET \(path)")
         switch answer.status.code {
-        case 200: return answer.body
-        case 404 where Self.errorCode(answer) != "NoSuchBucket": return nil
+        case 200:
+            note(key, answer)
+            return answer.body
+        case 404 where Self.errorCode(answer) != "NoSuchBucket":
+            seen.withLock { $0[key] = .absent }
+            return nil
         default: throw failure("GET \(path)", answer)
         }
     }
 
     public func write(_ path: String, _ data: Data) async throws {
-        let answer = try await send(.PUT, key: settings.key(path), what: "PUT \(path)", body: data,
-                                    headers: [("Content-Type", "application/octet-stream")])
+        try await put(path, data, conditions: [])
+    }
+
+    /// PutObject with `If-None-Match: *` (absent) or `If-Match` with the ETag last seen (unchanged).
+    /// Servers that ignore them (rclone) write all the same, as a folder does.
+    public func write(_ path: String, _ data: Data, if condition: WriteCondition) async throws {
+        switch (condition, seen.withLock { $0[settings.key(path)] }) {
+        case (.absent, _), (.unchanged, .absent?): try await put(path, data, conditions: [("If-None-Match", "*")])
+        case (.unchanged, .tagged(let tag)?): try await put(path, data, conditions: [("If-Match", tag)])
+        case (.unchanged, nil): try await put(path, data, conditions: [])
+        }
+    }
+
+    private func put(_ path: String, _ data: Data, conditions: [(String, String)]) async throws {
+        let key = settings.key(path)
+        let answer = try await send(.PUT, key: key, what: "PUT \(path)", body: data,
+                                    headers: [("Content-Type", "application/octet-stream")] + conditions)
+        // 412 when the condition is false; AWS answers 409 to a write racing another conditional one.
+        if !conditions.isEmpty, answer.status == .preconditionFailed || answer.status == .conflict {
+            throw RemoteWriteConflict(path: path)
+        }
         guard (200...299).contains(answer.status.code) else { throw failure("PUT \(path)", answer) }
+        note(key, answer)
+    }
+
+    /// Remembers the ETag an answer gives for `key`, or forgets what was seen there when it gives none.
+    private func note(_ key: String, _ answer: HTTPExchange.Answer) {
+        let tag = answer.headers.first(name: "ETag")
+        seen.withLock { $0[key] = tag.map(Seen.tagged) }
     }
 
     /// Nothing: in S3 a folder is the prefix of the keys under it.
@@ -76,6 +117,7 @@ public final class S3Remote: Remote {
 
     private func delete(key: String, what: String) async throws {
         let answer = try await send(.DELETE, key: key, what: what)
+        seen.withLock { $0[key] = nil }
         guard (200...299).contains(answer.status.code) || (answer.status == .notFound && Self.errorCode(answer) != "NoSuchBucket") else {
             throw failure(what, answer)
         }
