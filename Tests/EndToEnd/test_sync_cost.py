@@ -1,5 +1,5 @@
-"""Rule 5 of sync ("Cost grows with changes, not with memos"), with 100,000 memos on Apache and on S3
-(moto's server).
+"""Rule 5 of sync ("Cost grows with changes, not with memos"), with 100,000 memos on Apache and on both
+S3 servers (moto's and rclone's).
 
 Store A imports 100,000 memos and syncs them to the remote through a FaultProxy without faults (so that the
 requests are counted by the proxy as well as reported by `sync --json`); store B pulls them through
@@ -54,17 +54,16 @@ def timed(label: str, measurements: dict, action):
 
 def proxied_remote(kind: str, request) -> tuple[FaultProxy, str, dict]:
     """A fresh remote of `kind` behind a FaultProxy: the proxy, the remote's URL through it, and the
-    environment that reaches it (S3's endpoint is the proxy; moto checks no signature, so the proxy's
-    rewriting of the Host header is harmless)."""
+    environment that reaches it (S3's endpoint is the proxy, which passes Host on as it was signed)."""
     if kind == "apache":
         proxy = FaultProxy(request.getfixturevalue("apache_dav").new_collection(f"cost-{time.monotonic_ns()}"))
         return proxy, proxy.url, {}
-    moto = request.getfixturevalue("moto_s3")
-    proxy = FaultProxy(moto.endpoint + "/")
-    return proxy, f"s3://{moto.new_bucket()}/cost", {**moto.env, "AWS_ENDPOINT_URL": proxy.base_url}
+    s3 = request.getfixturevalue(f"{kind}_s3")
+    proxy = FaultProxy(s3.endpoint + "/", keep_host=True)
+    return proxy, f"s3://{s3.new_bucket()}/cost", {**s3.env, "AWS_ENDPOINT_URL": proxy.base_url}
 
 
-@pytest.mark.parametrize("kind", ["apache", "moto"])
+@pytest.mark.parametrize("kind", ["apache", "moto", "rclone"])
 def test_cost_grows_with_changes_not_with_memos(kind, request, tmp_root, servers):
     measurements: dict = {}
     proxy, url, env = proxied_remote(kind, request)

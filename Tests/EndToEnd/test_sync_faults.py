@@ -15,8 +15,9 @@ Every case starts from the same template: the stores and the remote's files are 
 taken once per server, so the cases are independent and the request numbering is the same in each.
 Timeouts use CLOUDNOTES_REMOTE_TIMEOUT=1 and a proxy that hangs for HANG_SECONDS.
 
-The whole matrix (8 faults x every request index) runs on Apache, on nginx, and on S3 (moto's server, with
-the proxy as A's endpoint; rclone's checks every signature, which a proxy that rewrites Host would break).  SIGKILL of `cloudnotes sync`
+The whole matrix (8 faults x every request index) runs on Apache, on nginx, and on both S3 servers (moto's,
+which honours conditional writes, and rclone's, which checks every signature), with the proxy as A's
+endpoint.  SIGKILL of `cloudnotes sync`
 at seeded random moments (when the proxy receives a chosen request, or after a random delay) runs on Apache,
 during syncs of ~2,000 memos.
 """
@@ -83,14 +84,14 @@ class DavStorage:
 
 
 class S3Storage:
-    """A prefix of a bucket on moto's S3 server: A reaches it with the proxy as its endpoint (moto checks no
-    signature, so the proxy's Host header does not matter), B straight."""
+    """A prefix of a bucket on an S3 server: A reaches it with the proxy as its endpoint (which passes the
+    Host header on as A signed it), B straight."""
 
     def __init__(self, server):
-        self.kind, self.server = "moto", server
+        self.kind, self.server = server.kind, server
         self.bucket = server.new_bucket()
         self.url = f"s3://{self.bucket}/faults"
-        self.proxy = FaultProxy(server.endpoint + "/", hang_seconds=HANG_SECONDS)
+        self.proxy = FaultProxy(server.endpoint + "/", hang_seconds=HANG_SECONDS, keep_host=True)
         self.a_url, self.a_env, self.b_env = self.url, {**server.env, "AWS_ENDPOINT_URL": self.proxy.base_url}, server.env
         self.template: dict[str, bytes] = {}
 
@@ -192,10 +193,10 @@ def finish(s: Scenario) -> None:
         assert len(ids) == len(set(ids)), f"device {device.device} published a revision twice"
 
 
-@pytest.fixture(scope="module", params=["apache", "nginx", "moto"])
+@pytest.fixture(scope="module", params=["apache", "nginx", "moto", "rclone"])
 def scenario(request):
-    if request.param == "moto":
-        storage = S3Storage(request.getfixturevalue("moto_s3"))
+    if request.param in ("moto", "rclone"):
+        storage = S3Storage(request.getfixturevalue(f"{request.param}_s3"))
     else:
         storage = DavStorage(request.param, request.getfixturevalue(f"{request.param}_dav"))
     s = build_scenario(storage)

@@ -83,12 +83,16 @@ class FaultProxy:
     match.  `requests` lists every request received, faulted or not.
     """
 
-    def __init__(self, upstream: str, *, hang_seconds: float = 30.0, upstream_timeout: float = 60.0):
+    def __init__(self, upstream: str, *, hang_seconds: float = 30.0, upstream_timeout: float = 60.0,
+                 keep_host: bool = False):
+        """`keep_host`: pass the client's Host header on as it is, so that a request signed for the proxy's
+        address (S3's SigV4 signs Host) still checks upstream."""
         parts = urllib.parse.urlsplit(upstream)
         if parts.scheme != "http" or not parts.port:
             raise ValueError(f"upstream must be an http:// URL with a port: {upstream}")
         self.upstream_netloc = parts.netloc
         self.upstream_address = (parts.hostname, parts.port)
+        self.keep_host = keep_host
         self.hang_seconds = hang_seconds
         self.upstream_timeout = upstream_timeout
         self.events: list[tuple] = []     # (fault, method, path, what happened) for every fault applied
@@ -341,10 +345,10 @@ class _ProxyHandler(AnyMethodHandler):
     def _upstream_headers(self, body: bytes | None) -> list[tuple[str, str]]:
         """The client's headers minus hop-by-hop ones, with Host and Destination pointing at the upstream."""
         listed = {token.strip().lower() for token in self.headers.get("Connection", "").split(",")}
-        headers = [("Host", self.proxy.upstream_netloc)]
+        headers = [] if self.proxy.keep_host else [("Host", self.proxy.upstream_netloc)]
         for name, value in self.headers.items():
             lower = name.lower()
-            if lower in HOP_BY_HOP or lower in listed:
+            if (lower in HOP_BY_HOP and not (lower == "host" and self.proxy.keep_host)) or lower in listed:
                 continue
             headers.append((name, self.proxy._to_upstream(value) if lower == "destination" else value))
         if body is not None:
