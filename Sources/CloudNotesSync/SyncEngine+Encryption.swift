@@ -41,7 +41,7 @@ extension SyncEngine {
                     """)
             }
             guard state.encrypt else { return (self, nil) }
-            guard state.published == 0 else { throw publishedInPlainText(url) }
+            guard state.published == 0 else { throw publishedInPlainText }
             let (encryption, key) = try RemoteEncryption.create(passphrase: try await needPassphrase(.create))
             let made = RemoteMarker.encrypted(encryption)
             // The marker first: a store that kept a key no marker holds would refuse the remote.
@@ -74,7 +74,7 @@ extension SyncEngine {
                 engine.remote = EncryptedRemote(base: remote, key: held)
                 return (engine, marker)
             }
-            guard state.published == 0 else { throw publishedInPlainText(url) }
+            guard state.published == 0 else { throw publishedInPlainText }
             let key = try encryption.unwrap(with: try await needPassphrase(.unlock))
             try keep(key, for: url)
             engine.remote = EncryptedRemote(base: remote, key: key)
@@ -121,7 +121,7 @@ extension SyncEngine {
         guard try store.setSyncKey(key.withUnsafeBytes { Data($0) }, forRemote: url) else { throw Self.remoteChanged }
     }
 
-    private func publishedInPlainText(_ url: String) -> SyncError {
+    private var publishedInPlainText: SyncError {
         .encryptionMismatch("""
             this store published its memos on \(remote.displayURL) in plain text, and the remote is encrypted \
             now, or is to be; to publish them there encrypted, run: cloudnotes sync --remote \(remote.displayURL) \

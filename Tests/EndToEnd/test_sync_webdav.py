@@ -358,7 +358,7 @@ def test_a_collection_whose_parent_is_missing_is_refused_with_what_to_do(apache_
     a.new("Not published\nanywhere yet")
     run = a.fails("sync", "--remote", url)
     assert url in run.err and "does not exist" in run.err and "create it" in run.err, run.err
-    assert "409" not in run.err, run.err
+    assert "409" not in run.err.replace(url, "<url>"), run.err  # the port may hold 409 too
     assert not apache_dav.path_of(url).parent.exists()
     status = json.loads(a.ok("sync", "--status", "--json").out)
     assert status["pendingChanges"] == 1, status

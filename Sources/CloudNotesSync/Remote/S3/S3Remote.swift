@@ -9,8 +9,7 @@ import Synchronization
 ///
 /// Uses GetObject, PutObject (conditional where sync asks, and the server honours it), DeleteObject and
 /// ListObjectsV2. Folders are key prefixes: making one is nothing, and removing one removes every object
-/// under it. Errors name the operation, the path, the
-/// status and S3's error code, never the credentials.
+/// under it. Errors name the operation, the path, the status and S3's error code, never the credentials.
 public final class S3Remote: Remote {
     private let settings: S3Settings
     private let http: HTTPExchange
